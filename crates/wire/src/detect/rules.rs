@@ -308,6 +308,11 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|createdb|dropdb|createuser|dropuser|vacuumdb|reindexdb|clusterdb):\s+error:\s",
             r"|(?:[\w.-]*/)*sed:\s+(?:-e\s+expression\s+#\d+,\s+char\s+\d+|file\s+[^\n]+?\s+line\s+\d+):\s",
             r"|m?awk:\s+line\s+\d+:\s",
+            // markdownlint-cli's findings, sorted by file and line, each an
+            // error (`a.md:1 error MD022/blanks-around-headings …`; before
+            // its severities, `a.md:1 MD022/…`), which make it exit 1 (a
+            // `warning` does not)
+            r"|[^\s:]+:\d+(?::\d+)?\s+(?:error\s+)?md\d{3}/[\w-]+\s",
             // libxml2's (xmllint's) errors, `a.xml:3: parser error : …`,
             // `a.xml:3: element entry: Schemas validity error : …`
             // (`xmlerror.c`'s `file:line: [element name: ]domain error : `;
@@ -343,6 +348,10 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|unknown\s+(?:tool|command|function|action)\b|unknown\s+[\w-]+\s*:",
             // The Codex CLI's answer to a call it cannot run.
             r"|unsupported\s+(?:[\w-]+\s+){0,2}(?:call|tool|function|command|payload)\b",
+            // twine check's verdict on its first file (`… PASSED`, `…
+            // PASSED with warnings` when it passes; `--strict`'s `FAILED
+            // due to warnings`)
+            r"|checking\s+\S+:\s+failed(?:\s+due\s+to\s+warnings)?$",
             r"|no\s+such\s+[a-z]+\b",
             r#"|(?:(?:[a-z'`][^\s]*|"[^"\s]*")\s+){1,3}(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|is\s+not\s+available)\b"#,
             // a JSON-schema validator's complaint about the call's arguments

@@ -54,6 +54,7 @@
 //! | gpg --verify | `gpg: BAD signature from "…" [ultimate]`, `gpg: Can't check signature: No public key`, `gpg: the signature could not be verified.` |
 //! | rsync | `rsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1394) [sender=3.5.0]` |
 //! | GNU find | `find: ‘nothere’: No such file or directory`, `… Permission denied` (a starting point or folder it could not read: it goes on, and exits 1) |
+//! | htmlhint | `Scanned 1 files, found 2 errors in 1 files (62 ms)` (`Scanned 1 files, no errors found (54 ms).`) |
 //! | php | `PHP Fatal error:  … on line 3`, `PHP Parse error:  … on line 3` (`Fatal error: …` on standard output), `php -l`'s `Errors parsing a.php` below its parse error |
 //!
 //! gcc prints no closing line: an output that ends with a compiler's
@@ -162,6 +163,8 @@ pub(super) const CLOSING: &str = concat!(
     r"|gpg: (?:BAD signature from |Can't check signature: |the signature could not be verified\.$)",
     r"|rsync error: .+ \(code \d+\) at ",
     r"|find: (?:\xE2\x80\x98.*\xE2\x80\x99|'.*'|\S+): (?:No such file or directory|Permission denied)$",
+    // htmlhint's count of hints (`no errors found` when there are none)
+    r"|Scanned \d+ files?, found [1-9]\d* errors? in \d+ files? \(\d+ ms\)$",
     // PHP's fatal and parse errors end the script (the log's `PHP ` prefix,
     // or on standard output without it)
     r"|(?:PHP )?(?:Fatal|Parse) error: .* on line \d+$",
@@ -274,6 +277,7 @@ const OPENINGS: &[&[u8]] = &[
     b"gpg: ",
     b"rsync error: ",
     b"find: ",
+    b"Scanned ",
 ];
 
 /// pnpm's closing line: an error code on a red background, set off by a

@@ -310,6 +310,9 @@ fn failure_statement() {
             // not a commit hash: too short, or no digit
             "a1b2c3 tests failed",
             "Decade failed to load",
+            // twine 7 check of a wheel whose description has markup errors (1)
+            "Checking dist/probe-1.0-py3-none-any.whl: FAILED\nERROR    `long_description` has syntax errors in markup and would not be        \n         rendered on PyPI.                                                      \n         line 4: Error: Unknown directive type \"nothere-directive\".             \n",
+            "Checking dist/probe-1.0.tar.gz: FAILED due to warnings\nWARNING  `long_description` missing.\n",
         ],
         &[
             "12 failed, 3 passed",
@@ -322,6 +325,10 @@ fn failure_statement() {
             "bff5210 tests failed on CI: retry flaky ones\nbbc6eff fix: tests failed on CI\na15bd80 initial\n",
             "ddfb3ea build failed on arm64, pin gcc\na15bd80 initial\n",
             "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567 deploy could not reach the host",
+            // twine check passing, with warnings (0)
+            "Checking dist/probe-1.0-py3-none-any.whl: PASSED with warnings\nWARNING  `long_description_content_type` missing. defaulting to `text/x-rst`.   \nWARNING  `long_description` missing.                                            \n",
+            "Checking dist/probe-1.0-py3-none-any.whl: PASSED\n",
+            "Checking links: failed ones are listed in links.txt (0)\n",
         ],
     );
 }
@@ -734,6 +741,29 @@ proptest! {
         prop_assert_ne!(d.explain(&plain), Some("error_label"), "{:?}", plain);
     }
 
+    /// markdownlint's findings opening the output are a failure when the
+    /// first is an error, for any file, location, rule and description;
+    /// a warning first is not `error_label`'s.
+    #[test]
+    fn markdownlints_findings(
+        file in "[a-z][a-z0-9_/-]{0,20}\\.md",
+        row in 1..999u32,
+        column in proptest::option::of(1..120u32),
+        rule in (1..60u32, "[a-z][a-z-]{2,30}"),
+        description in "[A-Za-z][A-Za-z0-9 ,.;:\\[\\]\"#-]{0,80}",
+        error in any::<bool>(),
+    ) {
+        let column = column.map(|c| format!(":{c}")).unwrap_or_default();
+        let level = if error { "error" } else { "warning" };
+        let text = format!("{file}:{row}{column} {level} MD{:03}/{} {description}\n", rule.0, rule.1);
+        let d = Detector::default();
+        if error {
+            prop_assert_eq!(d.explain(&text), Some("error_label"), "{:?}", text);
+        } else {
+            prop_assert_ne!(d.explain(&text), Some("error_label"), "{:?}", text);
+        }
+    }
+
     /// An uncaught exception's report (the JVM's, Lua's, Ruby's, PHP's)
     /// below any output is a failure with any frames; without its header (a trace a program printed itself)
     /// it is not `crash_trace`'s.
@@ -966,6 +996,9 @@ fn tools_own_errors_at_the_start() {
             // --schema of one its schema rejects (3)
             "a.xml:3: parser error : Opening and ending tag mismatch: error line 3 and entry\n  <entry><error>disk full</entry>\n                                 ^\na.xml:4: parser error : Opening and ending tag mismatch: entry line 3 and log\n</log>\n      ^\na.xml:5: parser error : Premature end of data in tag log line 2\n\n^\n",
             "a.xml:3: element entry: Schemas validity error : Element 'entry': The attribute 'level' is required but missing.\na.xml:4: element failure: Schemas validity error : Element 'failure': This element is not expected. Expected is ( entry ).\n",
+            // markdownlint-cli 0.48 (1); its findings before severities
+            "a.md:1 error MD022/blanks-around-headings Headings should be surrounded by blank lines [Expected: 1; Actual: 0; Below] [Context: \"# Release notes\"]\na.md:5 error MD012/no-multiple-blanks Multiple consecutive blank lines [Expected: 1; Actual: 2]\na.md:7:1 error MD004/ul-style Unordered list style [Expected: asterisk; Actual: plus]\n",
+            "docs/a.md:12:3 MD009/no-trailing-spaces Trailing spaces [Expected: 0 or 2; Actual: 1]\n",
         ],
         &[
             // cmake's warning (0); psql's table of such words (0)
@@ -984,6 +1017,9 @@ fn tools_own_errors_at_the_start() {
             // xmllint's warning (0); an --xpath query's <error> elements (0)
             "a.xml:1: parser warning : xmlns: URI probe is not absolute\n<log xmlns=\"probe\">\n",
             "<entry level=\"error\"><error>disk full</error></entry>\n",
+            // a markdownlint warning (0), a search hit naming a rule
+            "a.md:3 warning MD013/line-length Line length [Expected: 80; Actual: 95]\n",
+            "docs/rules.md:12:MD022/blanks-around-headings is on\n",
         ],
     );
 }

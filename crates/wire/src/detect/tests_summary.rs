@@ -5,7 +5,7 @@
 //! 5.36; GNU tar 1.34, cmake 3.25, pyright 1.1.414, coverage 7.17,
 //! prettier 3.10, oxlint 1.95, biome 2.6, php 8.2; tox 4.67, nox
 //! 2026.10, Sphinx 9.0, MkDocs 1.6, xmllint 2.9.14, OpenSSL 3.0, GnuPG
-//! 2.2, rsync 3.5, GNU find 4.9), each with its exit
+//! 2.2, rsync 3.5, GNU find 4.9, htmlhint 1.9), each with its exit
 //! status, as `scripts/detect-data/raw_commands.py` records them (temp
 //! paths replaced by `/tmp/probe`). No exit status is in the text: the
 //! tool that ran them hands over the output alone.
@@ -155,6 +155,9 @@ const FAILED: &[&str] = &[
     "rsync: [sender] change_dir \"/tmp/probe/nothere\" failed: No such file or directory (2)\nrsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1394) [sender=3.5.0]\n",
     // GNU find 4.9 of a folder and a missing one (1)
     "src/a.py\nfind: \u{2018}nothere\u{2019}: No such file or directory\n",
+    // htmlhint 1.9 (1): its findings, coloured whatever the terminal, then
+    // its count
+    "\n   /tmp/probe/a.html\n\u{1b}[37m      L5 |\u{1b}[90m<div><span>error</div>\u{1b}[39m\n\u{1b}[37m               ^ \u{1b}[31mTag must be paired, missing: [ </span> ], start tag match failed [ <span> ] on line 5. (tag-pair)\u{1b}[39m\n\nScanned 1 files, found 2 errors in 1 files (12 ms)\n",
 ];
 
 /// Outputs of commands that succeeded (exit status 0) and mention
@@ -278,6 +281,8 @@ const SUCCEEDED: &[&str] = &[
     // the words in a sentence or a file's name
     "the report explains why config.xml fails to validate\n",
     "find: searched 3 folders, 0 missing\n",
+    // htmlhint-ok (0)
+    "\nScanned 1 files, no errors found (50 ms).\n",
 ];
 
 #[test]
