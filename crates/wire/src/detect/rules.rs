@@ -498,8 +498,11 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
     if on(SHELL_DIAGNOSTIC) && shell_diagnostic_only(&p.shell_diagnostic, content, head) {
         return fail(NAMES[SHELL_DIAGNOSTIC]);
     }
+    // (pre-commit's report opens with a hook's line: the failed hook may
+    // be the last, its output ending the report; `runners.rs`)
     if on(FAILURE_SUMMARY)
-        && summary::ends_in_failure(&p.failure_summary, &p.compiler_error, content)
+        && (summary::ends_in_failure(&p.failure_summary, &p.compiler_error, content)
+            || (line.last() == Some(&b'd') && super::runners::pre_commit_failed(content, line)))
     {
         return fail(NAMES[FAILURE_SUMMARY]);
     }

@@ -57,6 +57,13 @@
 //! | htmlhint | `Scanned 1 files, found 2 errors in 1 files (62 ms)` (`Scanned 1 files, no errors found (54 ms).`) |
 //! | php | `PHP Fatal error:  … on line 3`, `PHP Parse error:  … on line 3` (`Fatal error: …` on standard output), `php -l`'s `Errors parsing a.php` below its parse error |
 //!
+//! Task runners whose closing line says nothing of a failed step (the
+//! last step may have passed) are read by `runners.rs`, as part of this
+//! rule: pre-commit's hook that failed (`no TODO markers……Failed` above
+//! `- hook id: no-todo`), ansible-playbook's recap counting a failed task
+//! or an unreachable host (`localhost : ok=0 changed=0 unreachable=0
+//! failed=1 …`).
+//!
 //! gcc prints no closing line: an output that ends with a compiler's
 //! report holding an error diagnostic (`main.c:6:12: error: …` above
 //! later warnings, notes and source excerpts) is read from the end by
@@ -204,6 +211,16 @@ fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
     let line = super::rules::without_csi(line);
     if line.first() == Some(&b' ')
         && (mocha_failed(&line, content) || unzip_failed(&line, before) || tox_failed(&line))
+    {
+        return true;
+    }
+    // A task runner's report: pre-commit's hooks, ansible's recap
+    // (`runners.rs`), behind their last line's last byte.
+    if matches!(line.last(), Some(b'd')) && super::runners::pre_commit_failed(content, &line) {
+        return true;
+    }
+    if line.last().is_some_and(u8::is_ascii_digit)
+        && super::runners::ansible_recap_failed(window, &line)
     {
         return true;
     }

@@ -5,7 +5,8 @@
 //! 5.36; GNU tar 1.34, cmake 3.25, pyright 1.1.414, coverage 7.17,
 //! prettier 3.10, oxlint 1.95, biome 2.6, php 8.2; tox 4.67, nox
 //! 2026.10, Sphinx 9.0, MkDocs 1.6, xmllint 2.9.14, OpenSSL 3.0, GnuPG
-//! 2.2, rsync 3.5, GNU find 4.9, htmlhint 1.9), each with its exit
+//! 2.2, rsync 3.5, GNU find 4.9, htmlhint 1.9, pre-commit 4.7,
+//! ansible-core 2.19), each with its exit
 //! status, as `scripts/detect-data/raw_commands.py` records them (temp
 //! paths replaced by `/tmp/probe`). No exit status is in the text: the
 //! tool that ran them hands over the output alone.
@@ -296,6 +297,43 @@ fn failure_summaries() {
         );
     }
     for text in SUCCEEDED {
+        assert_eq!(d.explain(text), None, "should not fire: {text:?}");
+    }
+}
+
+/// Task runners' reports (`runners.rs`): a failed step above or below
+/// steps that passed. pre-commit's report is read from its first line
+/// too, so output below it does not hide the failed hook.
+const RUNNERS_FAILED: &[&str] = &[
+    // pre-commit 4.7 run --all-files (1): a hook that failed above one
+    // that passed; the failed hook last, its output ending the report
+    "no TODO markers..........................................................Failed\n- hook id: no-todo\n- exit code: 1\n\na.py:1:# TODO remove\n\nno tabs in yaml..........................................................Passed\n",
+    "no tabs in yaml..........................................................Passed\nno TODO markers..........................................................Failed\n- hook id: no-todo\n- exit code: 1\n\na.py:1:# TODO remove\n",
+    // ansible-playbook 2.19 of a failing task (2), through tail -20
+    "\nPLAY [localhost] ***************************************************************\n\nTASK [check the service] *******************************************************\n[ERROR]: Task failed: Module failed: non-zero return code\nOrigin: /tmp/probe/p.yml:4:7\n\n2   gather_facts: false\n3   tasks:\n4     - name: check the service\n        ^ column 7\n\nfatal: [localhost]: FAILED! => {\"changed\": true, \"cmd\": [\"/bin/false\"], \"msg\": \"non-zero return code\", \"rc\": 1}\n\nPLAY RECAP *********************************************************************\nlocalhost                  : ok=0    changed=0    unreachable=0    failed=1    skipped=0    rescued=0    ignored=0   \n\n",
+];
+
+/// Their reports of runs that passed, and a dotted status in another
+/// program's log.
+const RUNNERS_SUCCEEDED: &[&str] = &[
+    // pre-commit-ok (0); a step's dotted status in another program's log
+    "no TODO markers..........................................................Passed\nno tabs in yaml..........................................................Passed\n",
+    "step one.............Passed\nstep two.............Failed\nretrying\nstep two.............Passed\n",
+    // ansible-ignored-error-ok (0): the task's error ignored
+    "TASK [check the service] *******************************************************\n[ERROR]: Task failed: Module failed: non-zero return code\nOrigin: /tmp/probe/p.yml:4:7\n\n2   gather_facts: false\n3   tasks:\n4     - name: check the service\n        ^ column 7\n\nfatal: [localhost]: FAILED! => {\"changed\": true, \"cmd\": [\"/bin/false\"], \"delta\": \"0:00:00.013376\", \"end\": \"2026-12-02 11:01:07.893498\", \"msg\": \"non-zero return code\", \"rc\": 1, \"start\": \"2026-12-02 11:01:07.880122\", \"stderr\": \"\", \"stderr_lines\": [], \"stdout\": \"\", \"stdout_lines\": []}\n...ignoring\n\nTASK [report] ******************************************************************\nok: [localhost] => {\n    \"msg\": \"errors handled, 0 failed\"\n}\n\nPLAY RECAP *********************************************************************\nlocalhost                  : ok=2    changed=1    unreachable=0    failed=0    skipped=0    rescued=0    ignored=1   \n\n",
+];
+
+#[test]
+fn task_runners_reports() {
+    let d = Detector::default();
+    for text in RUNNERS_FAILED {
+        assert_eq!(
+            d.explain(text),
+            Some("failure_summary"),
+            "should fire failure_summary: {text:?}"
+        );
+    }
+    for text in RUNNERS_SUCCEEDED {
         assert_eq!(d.explain(text), None, "should not fire: {text:?}");
     }
 }
@@ -863,6 +901,34 @@ proptest! {
             } else {
                 prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
             }
+        }
+    }
+
+    /// ansible-playbook's recap is a failure exactly when a host counts a
+    /// failed task or is unreachable, for any hosts and counts; its host
+    /// lines without `PLAY RECAP` above are not this rule's.
+    #[test]
+    fn ansibles_recap(
+        lines in proptest::collection::vec("[a-zA-Z0-9 .,/_-]{0,60}", 0..10),
+        hosts in proptest::collection::vec(("[a-z][a-z0-9.-]{0,20}", proptest::collection::vec(0..3u32, 7)), 1..5),
+        header in any::<bool>(),
+    ) {
+        let mut recap = String::new();
+        let mut failed = false;
+        for (host, n) in &hosts {
+            failed |= n[2] > 0 || n[3] > 0;
+            recap.push_str(&format!(
+                "{host:<26} : ok={:<4} changed={:<4} unreachable={:<4} failed={:<4} skipped={:<4} rescued={:<4} ignored={:<4}\n",
+                n[0], n[1], n[2], n[3], n[4], n[5], n[6],
+            ));
+        }
+        let title = if header { "PLAY RECAP *********************************************************************\n" } else { "" };
+        let text = format!("running\n{}\n\n{title}{recap}\n", lines.join("\n"));
+        let d = Detector::default();
+        if header && failed {
+            prop_assert_eq!(d.explain(&text), Some("failure_summary"), "{:?}", text);
+        } else {
+            prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
         }
     }
 
