@@ -479,7 +479,7 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
     if on(HARNESS_REFUSAL) && refusal_in_line(content, line) {
         return fail(NAMES[HARNESS_REFUSAL]);
     }
-    if on(ERROR_LABEL) && (compiler_error(head) || rustfmt_diff(head)) {
+    if on(ERROR_LABEL) && (compiler_error(head) || rustfmt_diff(head) || ocaml_error(head)) {
         return fail(NAMES[ERROR_LABEL]);
     }
     if on(JSON_ERROR) && json::reports_failure(start(content), JSON_SCAN_BYTES) {
@@ -849,6 +849,48 @@ fn rustfmt_diff(head: &[u8]) -> bool {
                 .strip_suffix(b" at line ")
                 .is_some_and(|p| !p.is_empty()));
     located && matches!(rest.get(end + 1), Some(b'-' | b'+' | b' '))
+}
+
+/// How many lines of its source excerpt OCaml prints between a
+/// location and its `Error:` (the lines, the carets, `...`).
+const OCAML_EXCERPT_LINES: usize = 8;
+
+/// OCaml's compiler error opening the output (the toplevel running a
+/// script, `ocamlc`, dune: status 2): `File "a.ml", line 1, characters
+/// 14-21:` (`lines 3-5, characters …`), the source excerpt (`1 | let x :
+/// int = "three";;`, carets), then `Error: This expression has type …`
+/// (or `Error (warning 32 [unused-value-declaration]): …` when warnings
+/// are errors). A warning's location has `Warning 26 [unused-var]: …`
+/// below it instead.
+fn ocaml_error(head: &[u8]) -> bool {
+    if head.first() != Some(&b'F') {
+        return false;
+    }
+    let mut lines = head.split(|b| *b == b'\n');
+    let located = lines.next().is_some_and(|l| {
+        let l = trim_end(l);
+        l.starts_with(b"File \"")
+            && l.ends_with(b":")
+            && memchr::memmem::find(l, b"\", line").is_some()
+            && memchr::memmem::find(l, b", characters ").is_some()
+    });
+    if !located {
+        return false;
+    }
+    for line in lines.take(OCAML_EXCERPT_LINES) {
+        if line.starts_with(b"Error: ") || line.starts_with(b"Error (warning ") {
+            return true;
+        }
+        let line = trim_end(line);
+        let number = line.iter().take_while(|b| b.is_ascii_digit()).count();
+        let excerpt = (number > 0 && line[number..].starts_with(b" | "))
+            || line.trim_ascii_start().iter().all(|b| *b == b'^')
+            || line.trim_ascii_start() == b"...";
+        if !excerpt {
+            return false;
+        }
+    }
+    false
 }
 
 /// "failed: 0", "0 failed", "failures: 0": a count of zero, not a failure.

@@ -55,6 +55,7 @@
 //! | rsync | `rsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1394) [sender=3.5.0]` |
 //! | GNU find | `find: ‘nothere’: No such file or directory`, `… Permission denied` (a starting point or folder it could not read: it goes on, and exits 1) |
 //! | htmlhint | `Scanned 1 files, found 2 errors in 1 files (62 ms)` (`Scanned 1 files, no errors found (54 ms).`) |
+//! | escript | `escript: There were compilation errors.` (below the compiler's `a.erl:4:5: syntax error before: ok`) |
 //! | php | `PHP Fatal error:  … on line 3`, `PHP Parse error:  … on line 3` (`Fatal error: …` on standard output), `php -l`'s `Errors parsing a.php` below its parse error |
 //!
 //! Task runners whose closing line says nothing of a failed step (the
@@ -170,6 +171,8 @@ pub(super) const CLOSING: &str = concat!(
     r"|gpg: (?:BAD signature from |Can't check signature: |the signature could not be verified\.$)",
     r"|rsync error: .+ \(code \d+\) at ",
     r"|find: (?:\xE2\x80\x98.*\xE2\x80\x99|'.*'|\S+): (?:No such file or directory|Permission denied)$",
+    // escript's below the compiler's errors
+    r"|escript: There were compilation errors\.$",
     // htmlhint's count of hints (`no errors found` when there are none)
     r"|Scanned \d+ files?, found [1-9]\d* errors? in \d+ files? \(\d+ ms\)$",
     // PHP's fatal and parse errors end the script (the log's `PHP ` prefix,
@@ -295,6 +298,7 @@ const OPENINGS: &[&[u8]] = &[
     b"rsync error: ",
     b"find: ",
     b"Scanned ",
+    b"escript: ",
 ];
 
 /// pnpm's closing line: an error code on a red background, set off by a

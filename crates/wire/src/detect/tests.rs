@@ -764,6 +764,43 @@ proptest! {
         }
     }
 
+    /// OCaml's, escript's and rollup's reports below any output are a
+    /// failure with any exception, message and frames; escript's and
+    /// rollup's frames without their header, OCaml's words in a sentence,
+    /// are not `crash_trace`'s.
+    #[test]
+    fn more_reports_below_output(
+        lines in proptest::collection::vec("[a-z0-9 .,/_-]{0,60}", 0..10),
+        runtime in 0..3usize,
+        exception in "[A-Z][a-z_]{0,15}",
+        message in "[a-z][a-z0-9 ._-]{0,40}",
+        frames in proptest::collection::vec("[a-z][a-z0-9_:/.]{0,30}", 1..8),
+        header in any::<bool>(),
+    ) {
+        let above = format!("running\n{}", lines.join("\n"));
+        let report = match runtime {
+            0 if header => format!("Exception: {exception} \"{message}\".\n"),
+            0 => format!("Exception: {message}.\n"),
+            1 => {
+                let head = if header { format!("escript: exception error: {message}\n") } else { String::new() };
+                let body: String = frames.iter().map(|f| format!("  in call from {f}/1 \n")).collect();
+                format!("{head}  in function  {exception}:f/2 (a.erl, line 3)\n{body}")
+            }
+            _ => {
+                let head = if header { format!("[!] RollupError: {message}\nsrc/a.js\n") } else { String::new() };
+                let body: String = frames.iter().map(|f| format!("    at {f} (/n/rollup.js:1:2)\n")).collect();
+                format!("{head}{body}\n\n")
+            }
+        };
+        let text = format!("{above}\n{report}");
+        let d = Detector::default();
+        if header {
+            prop_assert_eq!(d.explain(&text), Some("crash_trace"), "{:?}", text);
+        } else {
+            prop_assert_ne!(d.explain(&text), Some("crash_trace"), "{:?}", text);
+        }
+    }
+
     /// An uncaught exception's report (the JVM's, Lua's, Ruby's, PHP's)
     /// below any output is a failure with any frames; without its header (a trace a program printed itself)
     /// it is not `crash_trace`'s.
@@ -906,6 +943,18 @@ fn uncaught_exceptions_at_the_end() {
             // php a.php: an exception below output; a TypeError (255)
             "loading\nPHP Fatal error:  Uncaught InvalidArgumentException: unknown mode: fast in /tmp/probe/a.php:3\nStack trace:\n#0 {main}\n  thrown in /tmp/probe/a.php on line 3\n",
             "starting\nPHP Fatal error:  Uncaught TypeError: f(): Argument #1 ($x) must be of type int, string given, called in /tmp/probe/d.php on line 3 and defined in /tmp/probe/d.php:2\nStack trace:\n#0 /tmp/probe/d.php(3): f()\n#1 {main}\n  thrown in /tmp/probe/d.php on line 2\n",
+            // ocaml a.ml (OCaml 4.13's toplevel, 2); a compiled program (2)
+            "loading\nException: Failure \"config missing\".\n",
+            "loading\nFatal error: exception Failure(\"config missing\")\n",
+            // escript a.erl (Erlang/OTP 25, 127)
+            "loading\nescript: exception error: no match of right hand side value 2\n  in function  erl_eval:expr/6 (erl_eval.erl, line 496)\n  in call from erl_eval:local_func/8 (erl_eval.erl, line 644)\n  in call from escript:interpret/4 (escript.erl, line 780)\n  in call from escript:start/1 (escript.erl, line 277)\n  in call from init:start_em/1 \n  in call from init:do_boot/3 \n",
+            // rollup 4.68 of a missing import (1)
+            "\na.js → out.js...\n[!] RollupError: Could not resolve \"./nothere.js\" from \"a.js\"\na.js\n    at getRollupError (/tmp/js55/node_modules/rollup/dist/shared/parseAst.js:326:41)\n    at Object.error (/tmp/js55/node_modules/rollup/dist/shared/parseAst.js:322:42)\n    at ModuleLoader.handleInvalidResolvedId (/tmp/js55/node_modules/rollup/dist/shared/rollup.js:24937:36)\n    at /tmp/js55/node_modules/rollup/dist/shared/rollup.js:24897:26\n\n\n",
+            // alembic 1.20 upgrade head, SQLAlchemy 2.1 (1): the chained
+            // traceback's last part
+            "INFO  [alembic.runtime.migration] Running upgrade  -> 0001, fill jobs\nTraceback (most recent call last):\n  File \"/tmp/v55/lib/python3.11/site-packages/sqlalchemy/engine/base.py\", line 2351, in _handle_dbapi_exception\n    raise sqlalchemy_exception.with_traceback(exc_info[2]) from e\n  File \"/tmp/v55/lib/python3.11/site-packages/sqlalchemy/engine/base.py\", line 1977, in _exec_single_context\n    self.dialect.do_execute(\n  File \"/tmp/v55/lib/python3.11/site-packages/sqlalchemy/engine/default.py\", line 1192, in do_execute\n    cursor.execute(statement, parameters)\nsqlalchemy.exc.OperationalError: (sqlite3.OperationalError) no such table: no_such_table\n[SQL: INSERT INTO no_such_table VALUES (1)]\n(Background on this error at: https://sqlalche.me/e/21/e3q8)\n",
+            // the same through tail -20, which cut the traceback's header
+            "    raise sqlalchemy_exception.with_traceback(exc_info[2]) from e\n  File \"/tmp/v55/lib/python3.11/site-packages/sqlalchemy/engine/base.py\", line 1977, in _exec_single_context\n    self.dialect.do_execute(\n  File \"/tmp/v55/lib/python3.11/site-packages/sqlalchemy/engine/default.py\", line 1192, in do_execute\n    cursor.execute(statement, parameters)\nsqlalchemy.exc.OperationalError: (sqlite3.OperationalError) no such table: no_such_table\n[SQL: INSERT INTO no_such_table VALUES (1)]\n(Background on this error at: https://sqlalche.me/e/21/e3q8)\n\n",
         ],
         &[
             // java D.java: a trace the program printed itself and went on (0)
@@ -923,6 +972,15 @@ fn uncaught_exceptions_at_the_end() {
             "loading\ns.rb:4:in `run': retrying (attempt 2)\n",
             // a PHP frame list without the uncaught header
             "frames:\nStack trace:\n#0 {main}\n  thrown in /tmp/probe/a.php on line 3\n",
+            // OCaml's words in a sentence; escript's frames without its
+            // header; rollup's warning, a Node stack without rollup's error
+            "retrying\nException: Connection reset.\n",
+            "done\nFatal error: exception counts are logged below\n",
+            "trace:\n  in function  erl_eval:expr/6 (erl_eval.erl, line 496)\n  in call from init:do_boot/3 \n",
+            "\na.js → out.js...\n(!) Unresolved dependencies\nhttps://rollupjs.org/troubleshooting/#warning-treating-module-as-external-dependency\nleft-pad (imported by \"a.js\")\ncreated out.js in 102ms\n",
+            "warning: slow\n    at main (/a/b.js:3:9)\n    at /a/c.js:1:1\n",
+            // SQLAlchemy's message logged without a traceback (0)
+            "retrying after:\nsqlalchemy.exc.OperationalError: (sqlite3.OperationalError) database is locked\n(Background on this error at: https://sqlalche.me/e/21/e3q8)\n",
         ],
     );
 }
@@ -999,6 +1057,10 @@ fn tools_own_errors_at_the_start() {
             // markdownlint-cli 0.48 (1); its findings before severities
             "a.md:1 error MD022/blanks-around-headings Headings should be surrounded by blank lines [Expected: 1; Actual: 0; Below] [Context: \"# Release notes\"]\na.md:5 error MD012/no-multiple-blanks Multiple consecutive blank lines [Expected: 1; Actual: 2]\na.md:7:1 error MD004/ul-style Unordered list style [Expected: asterisk; Actual: plus]\n",
             "docs/a.md:12:3 MD009/no-trailing-spaces Trailing spaces [Expected: 0 or 2; Actual: 1]\n",
+            // ocaml a.ml of a script that does not type (OCaml 4.13, 2); an
+            // unused value under warnings-as-errors (dune, 1)
+            "File \"./a.ml\", line 1, characters 14-21:\n1 | let x : int = \"three\";;\n                  ^^^^^^^\nError: This expression has type string but an expression was expected of type\n         int\n",
+            "File \"bin/main.ml\", line 3, characters 4-5:\n3 | let x = 1\n        ^\nError (warning 32 [unused-value-declaration]): unused value x.\n",
         ],
         &[
             // cmake's warning (0); psql's table of such words (0)
@@ -1020,6 +1082,9 @@ fn tools_own_errors_at_the_start() {
             // a markdownlint warning (0), a search hit naming a rule
             "a.md:3 warning MD013/line-length Line length [Expected: 80; Actual: 95]\n",
             "docs/rules.md:12:MD022/blanks-around-headings is on\n",
+            // an OCaml warning (0); a log's line naming a file
+            "File \"./a.ml\", line 2, characters 4-10:\n2 | let unused = 1\n        ^^^^^^\nWarning 26 [unused-var]: unused variable unused.\nError: none\n",
+            "File \"a.ml\", line 1, characters 0-9: copied\n",
         ],
     );
 }

@@ -6,7 +6,7 @@
 //! prettier 3.10, oxlint 1.95, biome 2.6, php 8.2; tox 4.67, nox
 //! 2026.10, Sphinx 9.0, MkDocs 1.6, xmllint 2.9.14, OpenSSL 3.0, GnuPG
 //! 2.2, rsync 3.5, GNU find 4.9, htmlhint 1.9, pre-commit 4.7,
-//! ansible-core 2.19), each with its exit
+//! ansible-core 2.19, Erlang/OTP 25's escript), each with its exit
 //! status, as `scripts/detect-data/raw_commands.py` records them (temp
 //! paths replaced by `/tmp/probe`). No exit status is in the text: the
 //! tool that ran them hands over the output alone.
@@ -159,6 +159,8 @@ const FAILED: &[&str] = &[
     // htmlhint 1.9 (1): its findings, coloured whatever the terminal, then
     // its count
     "\n   /tmp/probe/a.html\n\u{1b}[37m      L5 |\u{1b}[90m<div><span>error</div>\u{1b}[39m\n\u{1b}[37m               ^ \u{1b}[31mTag must be paired, missing: [ </span> ], start tag match failed [ <span> ] on line 5. (tag-pair)\u{1b}[39m\n\nScanned 1 files, found 2 errors in 1 files (12 ms)\n",
+    // escript of a script it cannot compile (127)
+    "a.erl:4:5: syntax error before: ok\nescript: There were compilation errors.\n",
 ];
 
 /// Outputs of commands that succeeded (exit status 0) and mention

@@ -9,11 +9,17 @@
 //! | Lua's standalone interpreter | `lua5.4: a.lua:2: attempt to call a nil value (global 'helper')` above `stack traceback:`, tab-indented frames and `\t[C]: in ?` (1); a syntax error's `lua5.4: a.lua:3: 'end' expected …` as the whole output |
 //! | Ruby, its output flushed (`$stdout.sync`) | ``a.rb:4:in `run': undefined method `helper' for main:Object (NoMethodError)`` above error_highlight's excerpt and ``\tfrom a.rb:6:in `<main>'`` frames, or as the last line (1); above buffered output it opens the output, the first-line rule's |
 //! | PHP | `PHP Fatal error:  Uncaught InvalidArgumentException: … in /a.php:3` (`Fatal error: Uncaught …` on standard output) above `Stack trace:`, `#0 {main}` and `  thrown in /a.php on line 3` (255) |
+//! | OCaml | the toplevel's `Exception: Failure "config missing".` (`ocaml a.ml`, 2), a program's `Fatal error: exception Failure("config missing")` (2), as the last line |
+//! | escript (Erlang) | `escript: exception error: no match of right hand side value 2` above `  in function  erl_eval:expr/6 (…)` and `  in call from …` frames (127) |
+//! | rollup | `[!] RollupError: Could not resolve "./nothere.js" from "a.js"` above the module's name, a code frame and the stack's `    at …` frames (1) |
+//! | SQLAlchemy (Python) | a traceback whose exception's message ends with its statement and `(Background on this error at: https://sqlalche.me/e/21/e3q8)` (alembic upgrade, 1) |
 //!
 //! An exception in another JVM thread does not end the program (`Exception
 //! in thread "pool-1-thread-1"`: the first-line rule reads it as the whole
 //! output's opening); a trace a program logged itself has none of these
 //! headers (`logger.error("…", e)` prints the exception's own line first).
+
+use memchr::memmem;
 
 use super::golang::lines_from_end;
 use super::rules::trim_end;
@@ -30,6 +36,17 @@ const PATH_BYTES: usize = 128;
 const RUBY_EXCERPT_LINES: usize = 4;
 /// How many lines above `stack traceback:` Lua's message may take.
 const LUA_MESSAGE_LINES: usize = 4;
+/// How many lines of frames escript prints at most (`in call from …`).
+const ERLANG_FRAMES: usize = 64;
+/// How many lines rollup prints between its error and the stack: the
+/// error's URL, its module and location, the code frame.
+const ROLLUP_DETAIL_LINES: usize = 16;
+/// How many lines SQLAlchemy's message takes below the exception's line:
+/// the statement (`[SQL: …]`, over many lines), its parameters.
+const SQL_MESSAGE_LINES: usize = 32;
+/// How many lines above an exception's line its last frame's `File`
+/// line may be (the frame's source and carets between).
+const PYTHON_FRAME_LINES: usize = 4;
 
 /// Does the output end with the report of an uncaught exception that
 /// ended a JVM, Lua or PHP program? `last` is the last line without its
@@ -46,8 +63,23 @@ pub(super) fn uncaught_at_end(content: &[u8], window: &[u8], last: &[u8]) -> boo
         _ => false,
     };
     ruby || match last.first() {
-        // `\tat A.main(A.java:4)`, `\t... 3 more`
-        Some(b'a' | b'.') => jvm_frame(last) && jvm_main_exception(content),
+        // `\tat A.main(A.java:4)`, `\t... 3 more`; rollup's stack,
+        // `    at /a/rollup.js:24897:26`
+        Some(b'a' | b'.') => {
+            (jvm_frame(last) && jvm_main_exception(content))
+                || (last.starts_with(b"at ") && rollup_error(window))
+        }
+        // `(Background on this error at: https://sqlalche.me/e/21/e3q8)`
+        Some(b'(') => {
+            last.starts_with(b"(Background on this error at: ") && sqlalchemy_traceback(window)
+        }
+        // OCaml's `Exception: Failure "x".`, `Fatal error: exception Not_found`
+        Some(b'E' | b'F') => ocaml_exception(last),
+        // escript's `  in call from init:do_boot/3 `
+        Some(b'i') => {
+            (last.starts_with(b"in call from ") || last.starts_with(b"in function "))
+                && escript_exception(window)
+        }
         // `\t[C]: in ?`
         Some(b'[') => last.starts_with(b"[C]: ") && lua_traceback(window),
         // `  thrown in /a.php on line 3`
@@ -258,4 +290,94 @@ fn php_uncaught(window: &[u8]) -> bool {
         }
     }
     false
+}
+
+/// OCaml's report of an exception nothing caught, as the last line: the
+/// toplevel's (`ocaml a.ml`: `Exception: Failure "config missing".`,
+/// `Exception: Not_found.`, status 2) and a compiled program's runtime's
+/// (`Fatal error: exception Failure("config missing")`, 2). The
+/// exception is a constructor, capitalised (`Stdlib.Exit`), and the
+/// toplevel prints its arguments as OCaml values: not a sentence
+/// (`Exception: Connection reset.`).
+fn ocaml_exception(last: &[u8]) -> bool {
+    if let Some(rest) = last.strip_prefix(b"Fatal error: exception ") {
+        return rest.first().is_some_and(u8::is_ascii_uppercase);
+    }
+    let Some(rest) = last
+        .strip_prefix(b"Exception: ")
+        .and_then(|r| r.strip_suffix(b"."))
+    else {
+        return false;
+    };
+    let name = rest
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'\''))
+        .count();
+    let args = &rest[name..];
+    rest.first().is_some_and(u8::is_ascii_uppercase)
+        && (args.is_empty()
+            || (args[0] == b' '
+                && matches!(
+                    args.get(1),
+                    Some(b'"' | b'(' | b'[' | b'{' | b'-' | b'0'..=b'9')
+                )))
+}
+
+/// escript's report of an exception that ended the script
+/// (`escript.erl`): `escript: exception error: no match of right hand
+/// side value 2` (or `exit`, `throw`) above its frames, `  in function
+/// erl_eval:expr/6 (…)` and `  in call from …`, to the output's end.
+fn escript_exception(window: &[u8]) -> bool {
+    let mut lines = lines_from_end(window);
+    for _ in 0..=ERLANG_FRAMES {
+        let Some(line) = lines.next() else {
+            return false;
+        };
+        if line.len() > LINE_BYTES {
+            return false;
+        }
+        if line.starts_with(b"  in call from ") || line.starts_with(b"  in function ") {
+            continue;
+        }
+        return line
+            .strip_prefix(b"escript: exception ")
+            .is_some_and(|class| {
+                [&b"error: "[..], b"exit: ", b"throw: "]
+                    .iter()
+                    .any(|c| class.starts_with(c))
+            });
+    }
+    false
+}
+
+/// rollup's report of the error that stopped a build (`cli/logging.ts`'s
+/// `handleError`, status 1): `[!] RollupError: Could not resolve …` (its
+/// warnings are `(!) …`), the error's URL, module and location, the code
+/// frame, then the stack's frames `    at …` to the output's end.
+fn rollup_error(window: &[u8]) -> bool {
+    lines_from_end(window)
+        .skip_while(|l| l.len() <= LINE_BYTES && l.trim_ascii_start().starts_with(b"at "))
+        .take(ROLLUP_DETAIL_LINES)
+        .any(|l| l.len() > 4 && l.starts_with(b"[!] "))
+}
+
+/// A Python traceback ending with an SQLAlchemy exception's message,
+/// whose last lines are the statement and a pointer to the error's page
+/// (`sqlalchemy.exc.OperationalError: (sqlite3.OperationalError) no such
+/// table: jobs`, `[SQL: INSERT INTO jobs VALUES (1)]`, `(Background on
+/// this error at: https://sqlalche.me/e/21/e3q8)`): the exception's line
+/// is below its last frame (`  File "…", line 1192, in do_execute` and
+/// the frame's source), which a `tail` leaves when it cuts the
+/// traceback's header off.
+fn sqlalchemy_traceback(window: &[u8]) -> bool {
+    let mut lines = lines_from_end(window).skip(1).take(SQL_MESSAGE_LINES);
+    let exception = lines.by_ref().find(|l| {
+        l.len() <= LINE_BYTES
+            && l.starts_with(b"sqlalchemy.")
+            && memmem::find(l, b"Error: ").is_some()
+    });
+    exception.is_some()
+        && lines
+            .take(PYTHON_FRAME_LINES)
+            .any(|l| l.starts_with(b"  File \""))
 }
