@@ -471,7 +471,10 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
             (HTTP_STATUS, &p.http_status),
         ];
         for (rule, regex) in line_rules {
-            if on(rule) && regex.is_match(line) && !(rule == ERROR_LABEL && null_value(line)) {
+            if on(rule)
+                && regex.is_match(line)
+                && !(rule == ERROR_LABEL && (null_value(line) || duration_setting(line)))
+            {
                 return fail(NAMES[rule]);
             }
         }
@@ -923,6 +926,31 @@ fn zero_count(line: &[u8]) -> bool {
         }
     }
     false
+}
+
+/// `timeout: 30s`, `Timeout: 5000 ms`, `timeout: 30s, retries: 3`: a
+/// setting whose value is a duration (alone, or first in a list of
+/// settings), not a timeout's report (`Timeout: command took longer than
+/// 30s`).
+fn duration_setting(line: &[u8]) -> bool {
+    let Some(rest) = line
+        .get(..7)
+        .filter(|w| w.eq_ignore_ascii_case(b"timeout"))
+        .and_then(|_| line[7..].trim_ascii_start().strip_prefix(b":"))
+    else {
+        return false;
+    };
+    let value = rest.trim_ascii_start();
+    if !value.first().is_some_and(u8::is_ascii_digit) {
+        return false;
+    }
+    let number = value
+        .iter()
+        .take_while(|b| b.is_ascii_digit() || **b == b'.')
+        .count();
+    let after = value[number..].trim_ascii_start();
+    let unit = after.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+    unit <= 7 && matches!(after.get(unit), None | Some(b',' | b';'))
 }
 
 /// `error: null`, `Error: none`, `errors: []`: a key with an empty value

@@ -272,6 +272,9 @@ fn error_label() {
             "\"Error:\\n  quoted, its newline escaped\"",
             "PreToolUse:Bash hook error: blocked by lint script",
             "NameError(\"name 'x' is not defined\")",
+            // a timeout's report, its value a sentence
+            "Timeout: command took longer than 30s",
+            "timeout: 30 seconds elapsed waiting for the lock",
         ],
         &[
             "Errors: none",
@@ -284,6 +287,11 @@ fn error_label() {
             // Python logging's default records (`grep -E 'ERROR|CRITICAL'
             // app.log` of a real log, exit 0)
             "ERROR:root:db timeout after 30s\nCRITICAL:app.jobs:queue full\n",
+            // a timeout's setting (a duration, alone or first in a list:
+            // `timeout 5 sh -c 'echo …'` of a config line, exit 0)
+            "timeout: 30s, retries: 0, failed: 0\n",
+            "Timeout: 5000 ms\nretries: 3\n",
+            "timeout: 2.5; backoff: 1.5\n",
         ],
     );
 }
