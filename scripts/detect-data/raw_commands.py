@@ -1091,20 +1091,28 @@ TASK_OUTPUT_FORMS_54 = ["prettier-check-fail", "prettier-check-ok", "mocha-fail"
 def fresh54():
     """FRESH54's scenarios, each plainly and through tail, and the
     background forms (the setup's status labels them)."""
+    return fresh_round(FRESH54, TASK_OUTPUT_FORMS_54, "b54d")
+
+
+def fresh_round(scenarios, task_forms, task_id):
+    """A round's scenarios (name, files, command and an optional setup),
+    each plainly and through tail, and those named in `task_forms` in
+    Claude Code's background form (written to `tasks/<task_id>.output`,
+    the setup's status labelling the row)."""
     out = []
-    for name, files, command, *setup in FRESH54:
+    for name, files, command, *setup in scenarios:
         out.append((name, files, command, *setup))
         out.append((name + "-tail", files, f"set -o pipefail; {command} 2>&1 | tail -20", *setup))
-    for name, files, command, *setup in FRESH54:
-        if name in TASK_OUTPUT_FORMS_54:
+    for name, files, command, *setup in scenarios:
+        if name in task_forms:
             first = f"{setup[0]} > /dev/null 2>&1; " if setup else ""
-            write = f"{first}mkdir -p tasks; ( {command} ) > tasks/b54d.output 2>&1; echo $? > .status"
-            out.append((name + "-task", files, "tail -30 tasks/b54d.output", write))
+            write = f"{first}mkdir -p tasks; ( {command} ) > tasks/{task_id}.output 2>&1; echo $? > .status"
+            out.append((name + "-task", files, f"tail -30 tasks/{task_id}.output", write))
     for row in out:
         base = row[0]
         if base.endswith(("-task", "-tail")):
             base = base.rsplit("-", 1)[0]
-        NEEDS[row[0]] = next(c for n, _, c, *_ in FRESH54 if n == base).split()[0]
+        NEEDS[row[0]] = next(c for n, _, c, *_ in scenarios if n == base).split()[0]
     return out
 
 
@@ -1333,23 +1341,8 @@ TASK_OUTPUT_FORMS_55 = ["cppcheck-error-exitcode", "clang-tidy-syntax-error", "t
 
 
 def fresh55():
-    """FRESH55's scenarios, each plainly and through tail, and the
-    background forms (the setup's status labels them)."""
-    out = []
-    for name, files, command, *setup in FRESH55:
-        out.append((name, files, command, *setup))
-        out.append((name + "-tail", files, f"set -o pipefail; {command} 2>&1 | tail -20", *setup))
-    for name, files, command, *setup in FRESH55:
-        if name in TASK_OUTPUT_FORMS_55:
-            first = f"{setup[0]} > /dev/null 2>&1; " if setup else ""
-            write = f"{first}mkdir -p tasks; ( {command} ) > tasks/b55d.output 2>&1; echo $? > .status"
-            out.append((name + "-task", files, "tail -30 tasks/b55d.output", write))
-    for row in out:
-        base = row[0]
-        if base.endswith(("-task", "-tail")):
-            base = base.rsplit("-", 1)[0]
-        NEEDS[row[0]] = next(c for n, _, c, *_ in FRESH55 if n == base).split()[0]
-    return out
+    """FRESH55's scenarios, as FRESH54's (`fresh_round`)."""
+    return fresh_round(FRESH55, TASK_OUTPUT_FORMS_55, "b55d")
 
 
 def run(name, files, command, pytest, python, tsc, eslint, gocache, setup=None, go_env=None, pg=None):

@@ -15,6 +15,20 @@ use proptest::prelude::*;
 
 use super::{Detector, SUMMARY_TAIL_BYTES};
 
+/// Each of `texts` is `failure_summary`'s when `failed`, and none is when
+/// not (another rule may still read it).
+fn summary_exactly_when(failed: bool, texts: &[String]) -> Result<(), TestCaseError> {
+    let d = Detector::default();
+    for text in texts {
+        if failed {
+            prop_assert_eq!(d.explain(text), Some("failure_summary"), "{:?}", text);
+        } else {
+            prop_assert_ne!(d.explain(text), Some("failure_summary"), "{:?}", text);
+        }
+    }
+    Ok(())
+}
+
 /// Outputs of commands that failed (exit status in the comment).
 const FAILED: &[&str] = &[
     // cargo build (101)
@@ -682,13 +696,7 @@ proptest! {
             plural(warnings, "warning"),
             plural(errors, "error"),
         );
-        for text in [pyright, oxlint] {
-            if errors > 0 {
-                prop_assert_eq!(d.explain(&text), Some("failure_summary"), "{:?}", text);
-            } else {
-                prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
-            }
-        }
+        summary_exactly_when(errors > 0, &[pyright, oxlint])?;
         let see = if see_also { "See also \"/src/build/CMakeFiles/CMakeOutput.log\".\n" } else { "" };
         let cmake = format!("{above}\n\n-- Configuring incomplete, errors occurred!\n{see}");
         prop_assert!(d.is_failure(&cmake), "{:?}", cmake);
@@ -856,14 +864,7 @@ proptest! {
                 format!("{above}\nINFO    -  Documentation built in {time} seconds\n"),
             ]
         };
-        let d = Detector::default();
-        for text in texts {
-            if failed {
-                prop_assert_eq!(d.explain(&text), Some("failure_summary"), "{:?}", text);
-            } else {
-                prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
-            }
-        }
+        summary_exactly_when(failed, &texts)?;
     }
 
     /// xmllint's, openssl verify's, gpg's, rsync's and GNU find's lines
@@ -896,14 +897,7 @@ proptest! {
                 format!("{above}\n./{file}\n"),
             ]
         };
-        let d = Detector::default();
-        for text in texts {
-            if failed {
-                prop_assert_eq!(d.explain(&text), Some("failure_summary"), "{:?}", text);
-            } else {
-                prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
-            }
-        }
+        summary_exactly_when(failed, &texts)?;
     }
 
     /// ansible-playbook's recap is a failure exactly when a host counts a
