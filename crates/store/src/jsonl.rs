@@ -22,6 +22,8 @@ use std::path::PathBuf;
 
 use crate::event::Event;
 
+mod line;
+
 /// Where the JSONL log goes and how large it may grow.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonlLog {
@@ -277,7 +279,7 @@ impl JsonlSink {
         let mut appended = 0u64;
         let mut in_chunk = 0u64;
         for event in events {
-            serde_json::to_writer(&mut *lines, event).map_err(|e| (appended, e.into()))?;
+            line::write(lines, event);
             lines.push(b'\n');
             in_chunk += 1;
             if lines.len() >= WRITE_CHUNK {
