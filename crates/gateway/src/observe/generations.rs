@@ -16,28 +16,44 @@
 //! nothing is removed one by one, so a table grows only until its
 //! generation is first full, and never after.
 //!
-//! Keys are 128-bit keyed hashes already (two SipHash-1-3 with random keys,
-//! made by the owner through [`KeyHasher`]), so the maps index a key by its
-//! own bits ([`KeyBits`]): hashing it again cost as much as the lookup.
+//! Keys are 128-bit keyed hashes already (SipHash-1-3 with a random key and
+//! its 128-bit output, made by the owner through [`KeyHasher`]), so the maps
+//! index a key by its own bits ([`KeyBits`]): hashing it again cost as much
+//! as the lookup.
 
 use std::{
     collections::HashMap,
     hash::{BuildHasher, BuildHasherDefault, Hash, Hasher, RandomState},
 };
 
+use siphasher::sip128::{Hasher128, SipHasher13};
+
 /// The 128-bit keyed hash the owners of [`Generations`] key entries by:
-/// two SipHash-1-3 with random keys.
-#[derive(Debug)]
-pub(crate) struct KeyHasher(RandomState, RandomState);
+/// SipHash-1-3 with a random 128-bit key and 128-bit output, one pass over
+/// the key's bytes (two 64-bit hashes with two keys, as before, read them
+/// twice: ~1.3 % of a request's instructions; BENCHMARKS.md, "The JSONL
+/// line by hand").
+pub(crate) struct KeyHasher(SipHasher13);
+
+impl std::fmt::Debug for KeyHasher {
+    /// Not its key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeyHasher")
+    }
+}
 
 impl KeyHasher {
     pub(crate) fn new() -> Self {
-        KeyHasher(RandomState::new(), RandomState::new())
+        // The key's halves from two of std's randomly keyed hashers.
+        let half = || RandomState::new().hash_one(0u8);
+        KeyHasher(SipHasher13::new_with_keys(half(), half()))
     }
 
     /// The 128-bit key of `key` (equal for a value and what it borrows as).
     pub(crate) fn key<Q: Hash + ?Sized>(&self, key: &Q) -> u128 {
-        (u128::from(self.0.hash_one(key)) << 64) | u128::from(self.1.hash_one(key))
+        let mut hasher = self.0;
+        key.hash(&mut hasher);
+        hasher.finish128().as_u128()
     }
 }
 

@@ -2,12 +2,12 @@
 //! what the gateway remembers between requests (the calls it saw, the
 //! sessions of the responses it passed).
 //!
-//! Keys are kept as 128-bit hashes (two SipHash-1-3 with random keys, as
-//! in `seen`), not as the ids themselves: an entry costs its value plus
-//! ~17 bytes, whatever the length of the ids (issue 14: string keys and
-//! their copy in an eviction queue were two to four more allocations per
-//! entry). A false hit would need a 128-bit collision. The entries are
-//! held in two [`Generations`] of half the capacity each.
+//! Keys are kept as 128-bit hashes (SipHash-1-3 with a random key and a
+//! 128-bit output, as in `seen`), not as the ids themselves: an entry costs
+//! its value plus ~17 bytes, whatever the length of the ids (issue 14:
+//! string keys and their copy in an eviction queue were two to four more
+//! allocations per entry). A false hit would need a 128-bit collision. The
+//! entries are held in two [`Generations`] of half the capacity each.
 
 use std::{borrow::Borrow, hash::Hash, marker::PhantomData, sync::Mutex};
 

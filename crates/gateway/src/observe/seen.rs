@@ -12,8 +12,8 @@
 //! but in [`super::reused::ReusedIds`] when it was folded into the
 //! recorder's counts instead of queued, or there is no store.
 //!
-//! Keys are 128-bit hashes (two SipHash-1-3 with different keys), so a
-//! false "seen" would need a 128-bit collision. Memory is bounded: two
+//! Keys are 128-bit hashes (SipHash-1-3 with a random key, 128-bit output),
+//! so a false "seen" would need a 128-bit collision. Memory is bounded: two
 //! [`Generations`] of at most `capacity` keys each; when the current one is
 //! full it becomes the previous one and the oldest is forgotten.
 
