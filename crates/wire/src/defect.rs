@@ -1,7 +1,8 @@
 //! Pairing defects: what a strict provider rejects with a 400.
 
-use ahash::AHashSet;
 use serde::Serialize;
+
+use crate::id_set::IdSet;
 
 /// The kind of pairing defect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -87,17 +88,17 @@ pub struct Defect {
 /// of the turn before it: an orphan for a result that answers none, a
 /// duplicate for a second answer to the same call. The wording is the
 /// dialect's: `orphan` and `duplicate` get the block index and the id.
-/// Sets, not lists: a client controls how many calls and results a turn
-/// holds, and the check runs on every request.
+/// Sets ([`IdSet`]: lists while short), not lists: a client controls how
+/// many calls and results a turn holds, and the check runs on every request.
 pub(crate) fn check_answers<'a>(
     i: usize,
     results: impl IntoIterator<Item = (usize, &'a str)>,
-    calls: &AHashSet<&str>,
+    calls: &IdSet<'_>,
     orphan: impl Fn(usize, &str) -> String,
     duplicate: impl Fn(usize, &str) -> String,
     out: &mut Vec<Defect>,
 ) {
-    let mut answered: AHashSet<&str> = AHashSet::new();
+    let mut answered = IdSet::default();
     for (j, id) in results {
         let (kind, message) = if !calls.contains(id) {
             (DefectKind::OrphanResult, orphan(j, id))

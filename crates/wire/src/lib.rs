@@ -54,6 +54,7 @@ mod error;
 mod event_sink;
 pub mod eventstream;
 pub mod gemini;
+mod id_set;
 pub mod openai_chat;
 pub mod openai_responses;
 mod pairing;

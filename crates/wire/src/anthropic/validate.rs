@@ -18,13 +18,11 @@
 //! answered inside the same assistant message by Anthropic itself and are
 //! not checked.
 
-use ahash::AHashSet;
-
 use super::{
     layout::{Shape, outline},
     model::TRAILING_WHITESPACE,
 };
-use crate::{Defect, DefectKind, WireError};
+use crate::{Defect, DefectKind, WireError, id_set::IdSet};
 
 pub(crate) fn validate(body: &[u8]) -> Result<Vec<Defect>, WireError> {
     Ok(defects(&outline(body)?))
@@ -32,7 +30,9 @@ pub(crate) fn validate(body: &[u8]) -> Result<Vec<Defect>, WireError> {
 
 pub(super) fn defects<'a, M: AsRef<Shape<'a>>>(msgs: &[M]) -> Vec<Defect> {
     let mut out = Vec::new();
-    let mut seen: AHashSet<&str> = AHashSet::new();
+    // Every call id of the request: sized once, not grown call by call.
+    let calls = msgs.iter().map(|m| m.as_ref().blocks.len()).sum();
+    let mut seen: ahash::AHashSet<&str> = ahash::AHashSet::with_capacity(calls);
     let at = |i: usize| msgs.get(i).map(AsRef::as_ref);
     for (i, m) in msgs.iter().map(AsRef::as_ref).enumerate() {
         if m.is_assistant() {
@@ -74,7 +74,7 @@ pub(super) fn defects<'a, M: AsRef<Shape<'a>>>(msgs: &[M]) -> Vec<Defect> {
 /// Membership is by set: a client controls how many calls a message holds.
 fn check_answered(i: usize, m: &Shape<'_>, next: Option<&Shape<'_>>, out: &mut Vec<Defect>) {
     // Each id once, in call order.
-    let mut unique: AHashSet<&str> = AHashSet::new();
+    let mut unique = IdSet::default();
     let calls: Vec<&str> = m
         .calls()
         .map(|(_, id)| id)
@@ -83,7 +83,7 @@ fn check_answered(i: usize, m: &Shape<'_>, next: Option<&Shape<'_>>, out: &mut V
     if calls.is_empty() {
         return;
     }
-    let (leading, all): (AHashSet<&str>, AHashSet<&str>) = match next {
+    let (leading, all): (IdSet<'_>, IdSet<'_>) = match next {
         Some(n) if n.is_user() => {
             let leading = n
                 .blocks
@@ -93,7 +93,7 @@ fn check_answered(i: usize, m: &Shape<'_>, next: Option<&Shape<'_>>, out: &mut V
                 .collect();
             (leading, n.results().map(|(_, id)| id).collect())
         }
-        _ => (AHashSet::new(), AHashSet::new()),
+        _ => (IdSet::default(), IdSet::default()),
     };
     let missing: Vec<&str> = calls.iter().copied().filter(|c| !all.contains(c)).collect();
     if !missing.is_empty() {
@@ -142,9 +142,9 @@ fn check_empty_errors(i: usize, m: &Shape<'_>, out: &mut Vec<Defect>) {
 
 /// The results of message `i` against the calls of the message before it.
 fn check_results(i: usize, m: &Shape<'_>, prev: Option<&Shape<'_>>, out: &mut Vec<Defect>) {
-    let prev_calls: AHashSet<&str> = match prev {
+    let prev_calls: IdSet<'_> = match prev {
         Some(p) if p.is_assistant() && m.is_user() => p.calls().map(|(_, id)| id).collect(),
-        _ => AHashSet::new(),
+        _ => IdSet::default(),
     };
     crate::defect::check_answers(
         i,
