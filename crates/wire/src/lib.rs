@@ -121,6 +121,17 @@ pub fn fast_path_agrees(dialect: Dialect, body: &[u8]) -> Result<(), String> {
     }
 }
 
+/// For the fuzz targets: where a dialect's response view has a fast path
+/// (Anthropic), whether it answers `body` as the full parser does. `Err`
+/// names the difference. Not part of the API.
+#[doc(hidden)]
+pub fn response_fast_path_agrees(dialect: Dialect, body: &[u8]) -> Result<(), String> {
+    match dialect {
+        Dialect::Anthropic => anthropic::response_fast_path_agrees(body),
+        _ => Ok(()),
+    }
+}
+
 /// A request body read once for two jobs: its [`RequestView`] and its
 /// pairing defects (what [`validate`] finds), from one parse in every
 /// dialect.

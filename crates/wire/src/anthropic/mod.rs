@@ -27,7 +27,7 @@ pub use stream::StreamState;
 
 pub(crate) use render::render_results;
 pub(crate) use repair::repair;
-pub(crate) use response::response_view;
+pub(crate) use response::{response_fast_path_agrees, response_view};
 pub(crate) use validate::validate;
 pub(crate) use view::{fast_path_agrees, inspect, read_result, request_view};
 
