@@ -9,20 +9,32 @@
 use super::Bail;
 use crate::bytemask::stops;
 
+/// The bytes a backslash may escape, as serde_json checks escapes it
+/// skips: one of `"\/bfnrt`, or `u` (then four hex digits follow).
+const ESCAPABLE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut k = 0;
+    let bytes = b"\"\\/bfnrtu";
+    while k < bytes.len() {
+        table[bytes[k] as usize] = true;
+        k += 1;
+    }
+    table
+};
+
 /// The length of the escape at `bytes[at]` (a `\`), checked as serde_json
 /// checks escapes it skips: one of `"\/bfnrt`, or `u` and four hex digits.
-#[inline]
+#[inline(always)]
 fn escape_len(bytes: &[u8], at: usize) -> Result<usize, Bail> {
-    match bytes.get(at + 1).ok_or(Bail)? {
-        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Ok(2),
-        b'u' => {
-            let hex = bytes.get(at + 2..at + 6).ok_or(Bail)?;
-            if hex.iter().all(u8::is_ascii_hexdigit) {
-                Ok(6)
-            } else {
-                Err(Bail)
-            }
-        }
+    let byte = *bytes.get(at + 1).ok_or(Bail)?;
+    if !ESCAPABLE[usize::from(byte)] {
+        return Err(Bail);
+    }
+    if byte != b'u' {
+        return Ok(2);
+    }
+    match bytes.get(at + 2..at + 6) {
+        Some(hex) if hex.iter().all(u8::is_ascii_hexdigit) => Ok(6),
         _ => Err(Bail),
     }
 }
@@ -161,8 +173,10 @@ mod tests {
                     input.push(b'"');
                     input.extend(std::iter::repeat_n(b'a', pad));
                     input.extend_from_slice(pattern.as_bytes());
-                    // After the literal, an escape of another's.
+                    // After the literal, an escape of another's, and
+                    // enough more that the block after the edge is whole.
                     input.extend_from_slice(b"b\" \\n tail \"");
+                    input.extend(std::iter::repeat_n(b'z', 64));
                     let want = serde_end(&input[open..]);
                     let got = end(&input, open).ok();
                     let what = format!("{pattern} after {pad} bytes, opened at {open}");
