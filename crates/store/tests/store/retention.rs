@@ -672,9 +672,14 @@ pub async fn a_postgres_step_selects_its_chunk_once(db: TestDb) {
     assert_eq!(deleted.request_repairs, 2, "{deleted:?}");
     store.close().await;
     let after = index_scans(&db, before).await;
-    assert_eq!(
-        (after.0 - before.0, after.1 - before.1),
-        (1, 1),
+    // At most one scan of each, and at least one counted: a backend's
+    // statistics can arrive after the 10 s `index_scans` waits (a CI run
+    // on a loaded machine read `tool_calls_at`'s scan but never
+    // `requests_at`'s), while the chunk selected again per delete shows
+    // as two or three scans of one index.
+    let scans = (after.0 - before.0, after.1 - before.1);
+    assert!(
+        scans.0 <= 1 && scans.1 <= 1 && scans.0 + scans.1 >= 1,
         "scans of requests_at, tool_calls_at: before {before:?}, after {after:?}"
     );
 }
