@@ -77,8 +77,9 @@ pub(crate) fn unescape(raw: &str) -> Result<Cow<'_, str>, WireError> {
 }
 
 /// What a two-byte escape `\x` stands for, by `x`; 0 for `u` (then four
-/// hex digits follow) and for what is no escape.
-const SIMPLE_ESCAPES: [u8; 256] = {
+/// hex digits follow) and for what is no escape. The scanner's check of an
+/// escape (`scan::string`) reads it too.
+pub(crate) const SIMPLE_ESCAPES: [u8; 256] = {
     let mut table = [0u8; 256];
     let pairs = [
         (b'"', b'"'),
@@ -100,13 +101,13 @@ const SIMPLE_ESCAPES: [u8; 256] = {
 
 /// Appends what the escape at `s[at]` (a backslash) stands for and gives
 /// its length: a table lookup for the two-byte escapes tool output is full
-/// of, [`escape`] for the rest.
+/// of, [`unicode_escape`] for the rest.
 #[inline(always)]
 fn push_escape(out: &mut String, s: &str, at: usize) -> Result<usize, WireError> {
     let next = s.as_bytes().get(at + 1).copied().unwrap_or(0);
     match SIMPLE_ESCAPES[usize::from(next)] {
         0 => {
-            let (c, len) = escape(s, at)?;
+            let (c, len) = unicode_escape(s, at)?;
             out.push(c);
             Ok(len)
         }
@@ -117,20 +118,13 @@ fn push_escape(out: &mut String, s: &str, at: usize) -> Result<usize, WireError>
     }
 }
 
-/// The escape at `s[at]` (a backslash): the character and the escape's length.
-fn escape(s: &str, at: usize) -> Result<(char, usize), WireError> {
+/// The escape at `s[at]` (a backslash) that is not a two-byte one: a
+/// `\u` escape (a surrogate pair's two), its character and length, or an
+/// error.
+fn unicode_escape(s: &str, at: usize) -> Result<(char, usize), WireError> {
     let invalid = |what: &str| WireError::new(WireErrorKind::InvalidJson, what);
     let after = s.get(at + 1..).unwrap_or_default();
-    let simple = |c| Ok((c, 2));
     match after.as_bytes().first() {
-        Some(b'"') => simple('"'),
-        Some(b'\\') => simple('\\'),
-        Some(b'/') => simple('/'),
-        Some(b'b') => simple('\u{8}'),
-        Some(b'f') => simple('\u{c}'),
-        Some(b'n') => simple('\n'),
-        Some(b'r') => simple('\r'),
-        Some(b't') => simple('\t'),
         Some(b'u') => {
             let hi = hex4(&after[1..]).ok_or_else(|| invalid("invalid escape"))?;
             match hi {

@@ -8,30 +8,18 @@
 
 use super::Bail;
 use crate::bytemask::stops;
-
-/// The bytes a backslash may escape, as serde_json checks escapes it
-/// skips: one of `"\/bfnrt`, or `u` (then four hex digits follow).
-const ESCAPABLE: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut k = 0;
-    let bytes = b"\"\\/bfnrtu";
-    while k < bytes.len() {
-        table[bytes[k] as usize] = true;
-        k += 1;
-    }
-    table
-};
+use crate::text::SIMPLE_ESCAPES;
 
 /// The length of the escape at `bytes[at]` (a `\`), checked as serde_json
 /// checks escapes it skips: one of `"\/bfnrt`, or `u` and four hex digits.
 #[inline(always)]
 fn escape_len(bytes: &[u8], at: usize) -> Result<usize, Bail> {
     let byte = *bytes.get(at + 1).ok_or(Bail)?;
-    if !ESCAPABLE[usize::from(byte)] {
-        return Err(Bail);
+    if SIMPLE_ESCAPES[usize::from(byte)] != 0 {
+        return Ok(2);
     }
     if byte != b'u' {
-        return Ok(2);
+        return Err(Bail);
     }
     match bytes.get(at + 2..at + 6) {
         Some(hex) if hex.iter().all(u8::is_ascii_hexdigit) => Ok(6),
