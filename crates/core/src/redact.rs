@@ -35,39 +35,32 @@ use std::borrow::Cow;
 /// What a secret is replaced with.
 pub const REDACTED: &str = "[redacted]";
 
-/// Prefixes of API keys and tokens, each followed by at least
-/// [`MIN_KEY_TAIL`] characters of the key's alphabet.
-const KEY_PREFIXES: &[&str] = &[
-    "sk-",
-    "sk_live_",
-    "sk_test_",
-    "rk_live_",
-    "pk_live_",
-    "AIza",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "glpat-",
-    "xoxb-",
-    "xoxp-",
-    "xoxa-",
-    "xapp-",
-    "AKIA",
-    "ASIA",
-    "hf_",
-    "npm_",
-    "ya29.",
-];
-
-/// The first bytes of [`KEY_PREFIXES`].
-const KEY_FIRST_BYTES: &[u8] = b"sprAgxhny";
-
-/// The last letters (in lower case) of the names [`secret_at`] reads after
-/// a word: `cookie`, the [`SCHEMES`], the [`SECRET_NAMES`] and `apikey`.
-const NAME_LAST_BYTES: &[u8] = b"ycrntdel";
+/// The prefixes of API keys and tokens that start with `first` (each
+/// prefix followed by at least [`MIN_KEY_TAIL`] characters of the key's
+/// alphabet is a key), by a jump on the byte: most words start with no
+/// prefix's letter, and those that do are compared with a few prefixes.
+fn key_prefixes(first: u8) -> &'static [&'static str] {
+    match first {
+        b's' => &["sk-", "sk_live_", "sk_test_"],
+        b'r' => &["rk_live_"],
+        b'p' => &["pk_live_"],
+        b'A' => &["AIza", "AKIA", "ASIA"],
+        b'g' => &[
+            "ghp_",
+            "gho_",
+            "ghu_",
+            "ghs_",
+            "ghr_",
+            "github_pat_",
+            "glpat-",
+        ],
+        b'x' => &["xoxb-", "xoxp-", "xoxa-", "xapp-"],
+        b'h' => &["hf_"],
+        b'n' => &["npm_"],
+        b'y' => &["ya29."],
+        _ => &[],
+    }
+}
 
 /// How many characters must follow a key prefix for it to be a key (`sk-`
 /// alone, `ASIAN` or `task-1` are not).
@@ -335,7 +328,7 @@ const BARE_WEBHOOKS: &[&str] = &[
 /// [`without_url_secrets`] replaces it in a `scheme://` URL (one it has
 /// cut already is left as it is).
 fn without_bare_webhooks(text: &str) -> Cow<'_, str> {
-    if !text.contains('/') {
+    if !names_a_webhook_host(text.as_bytes()) {
         return Cow::Borrowed(text);
     }
     // ASCII lower case keeps every byte where it was.
@@ -377,6 +370,17 @@ fn without_bare_webhooks(text: &str) -> Cow<'_, str> {
     }
     out.push_str(&text[copied..]);
     Cow::Owned(out)
+}
+
+/// Whether `text` may hold one of [`BARE_WEBHOOKS`]: each has a `.com/`
+/// or `.org/` (in any case), which most texts with a `/` in them (paths)
+/// do not; only then is the text lower-cased and searched for each.
+fn names_a_webhook_host(text: &[u8]) -> bool {
+    memchr::memchr_iter(b'/', text).any(|slash| {
+        text.get(slash.saturating_sub(4)..slash).is_some_and(|tld| {
+            tld.eq_ignore_ascii_case(b".com") || tld.eq_ignore_ascii_case(b".org")
+        })
+    })
 }
 
 /// A character of a token, key or credential value.
@@ -450,6 +454,13 @@ fn without_tokens(text: &str) -> Cow<'_, str> {
     // A flag's name after its dashes starts a word too.
     let mut flag_name = false;
     while i < bytes.len() {
+        // Neither a word nor a flag starts at what is not a letter, a
+        // digit or a dash: the spaces and signs between words cost this.
+        if !bytes[i].is_ascii_alphanumeric() && bytes[i] != b'-' {
+            flag_name = false;
+            i += 1;
+            continue;
+        }
         // Only at the start of a word.
         let word_start = i == 0 || flag_name || !is_name_byte(bytes[i - 1]);
         flag_name = false;
@@ -465,6 +476,12 @@ fn without_tokens(text: &str) -> Cow<'_, str> {
         let found = if flag {
             flag_secret_at(text, dashes, i + dashes)
         } else {
+            let name_len = name_len(&bytes[i..]);
+            if !may_start_a_secret(&bytes[i..], name_len) {
+                // The rest of the word, at once.
+                i += name_len;
+                continue;
+            }
             secret_at(text, i)
         };
         if flag && found.is_none() {
@@ -558,6 +575,25 @@ fn flag_secret_at(text: &str, dashes: usize, name_from: usize) -> Option<(usize,
     Some((from, from + len))
 }
 
+/// Whether a word at the start of `rest`, whose name (letters, digits,
+/// `-`, `_`) is `name_len` bytes long, may begin a secret that
+/// [`secret_at`] finds: it starts with a key's prefix, or its name ends
+/// like one [`secret_at`] reads ([`ends_like_a_name`]). Most words do
+/// neither, and this is all they cost.
+fn may_start_a_secret(rest: &[u8], name_len: usize) -> bool {
+    key_prefixes(rest[0])
+        .iter()
+        .any(|p| rest.starts_with(p.as_bytes()))
+        || ends_like_a_name(&rest[..name_len])
+}
+
+/// How many name bytes ([`is_name_byte`]) `rest` starts with.
+fn name_len(rest: &[u8]) -> usize {
+    rest.iter()
+        .position(|&b| !is_name_byte(b))
+        .unwrap_or(rest.len())
+}
+
 /// The byte range of a secret whose word starts at `i`, if one does.
 fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
     let rest = &text[i..];
@@ -570,30 +606,20 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
         from + text[from..from + len].trim_end_matches('.').len()
     };
     // A key by its prefix (most words start with no prefix's letter).
-    let first = rest.as_bytes()[0];
-    if KEY_FIRST_BYTES.contains(&first) {
-        for prefix in KEY_PREFIXES.iter().filter(|p| p.as_bytes()[0] == first) {
-            if rest.starts_with(prefix) {
-                let end = token_end(i + prefix.len());
-                if end - (i + prefix.len()) >= MIN_KEY_TAIL {
-                    return Some((i, end));
-                }
+    for prefix in key_prefixes(rest.as_bytes()[0]) {
+        if rest.starts_with(prefix) {
+            let end = token_end(i + prefix.len());
+            if end - (i + prefix.len()) >= MIN_KEY_TAIL {
+                return Some((i, end));
             }
         }
     }
     // Name characters are ASCII: a byte search.
-    let name_len = rest
-        .bytes()
-        .position(|b| !is_name_byte(b))
-        .unwrap_or(rest.len());
+    let name_len = name_len(rest.as_bytes());
     let name = &rest[..name_len];
     // Every name read below (`cookie`, a scheme, a secret's name) ends in
-    // one of [`NAME_LAST_BYTES`]: any other word is none of them.
-    if !name
-        .as_bytes()
-        .last()
-        .is_some_and(|b| NAME_LAST_BYTES.contains(&b.to_ascii_lowercase()))
-    {
+    // like one ([`ends_like_a_name`]): any other word is none of them.
+    if !ends_like_a_name(name.as_bytes()) {
         return None;
     }
     let after = &rest[name_len..];
@@ -672,6 +698,28 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
     None
 }
 
+/// Whether `name` ends, in any case, like a name [`secret_at`] reads
+/// after a word: `cookie`, the [`SCHEMES`], the [`SECRET_NAMES`] and
+/// `apikey` (a jump on the last letter, then the endings with it). Most
+/// words end in one of those names' last letters (`e`, `t`, `n`, `r`, `d`,
+/// `l`), so the whole ending is what rules a word out.
+fn ends_like_a_name(name: &[u8]) -> bool {
+    let ends = |ending: &[u8]| {
+        name.len() >= ending.len() && name[name.len() - ending.len()..].eq_ignore_ascii_case(ending)
+    };
+    match name.last().map(u8::to_ascii_lowercase) {
+        Some(b'e') => ends(b"cookie") || ends(b"signature"),
+        Some(b'r') => ends(b"bearer"),
+        Some(b'c') => ends(b"basic"),
+        Some(b'n') => ends(b"token"),
+        Some(b'y') => ends(b"key"),
+        Some(b't') => ends(b"secret"),
+        Some(b'd') => ends(b"password") || ends(b"passwd"),
+        Some(b'l') => ends(b"credential"),
+        _ => false,
+    }
+}
+
 /// Whether the word at `i` starts its line: only spaces, tabs and curl's
 /// `> ` / `< ` markers before it. Looks back over those alone, so a long
 /// line of words costs no more than reading it.
@@ -684,18 +732,34 @@ fn starts_line(text: &str, i: usize) -> bool {
 mod tests {
     use super::*;
 
-    /// The byte tables `secret_at` skips words by hold what the lists
-    /// they stand for need: a prefix or a name added to a list without its
-    /// byte would never be found.
+    /// The jumps `secret_at` skips words by hold what the lists they
+    /// stand for need: a prefix filed under another byte, or a name added
+    /// to a list without its ending, would never be found.
     #[test]
-    fn the_skip_tables_cover_their_lists() {
-        for prefix in KEY_PREFIXES {
-            assert!(KEY_FIRST_BYTES.contains(&prefix.as_bytes()[0]), "{prefix}");
+    fn the_skip_jumps_cover_their_lists() {
+        for first in 0..=u8::MAX {
+            for prefix in key_prefixes(first) {
+                assert_eq!(prefix.as_bytes()[0], first, "{prefix}");
+            }
         }
         let names = ["cookie", "set-cookie", "apikey"];
         for name in names.iter().chain(SCHEMES).chain(SECRET_NAMES) {
-            let last = name.as_bytes()[name.len() - 1];
-            assert!(NAME_LAST_BYTES.contains(&last), "{name}");
+            assert!(ends_like_a_name(name.as_bytes()), "{name}");
+            assert!(ends_like_a_name(name.to_uppercase().as_bytes()), "{name}");
+            assert!(ends_like_a_name(format!("x_{name}").as_bytes()), "{name}");
+        }
+        for word in ["", "e", "the", "error", "monkeys", "tokens", "keyboard"] {
+            assert!(!ends_like_a_name(word.as_bytes()), "{word}");
+        }
+        for host in BARE_WEBHOOKS {
+            assert!(names_a_webhook_host(host.as_bytes()), "{host}");
+            assert!(
+                names_a_webhook_host(host.to_uppercase().as_bytes()),
+                "{host}"
+            );
+        }
+        for text in ["src/main.rs", ".com", "a.co/m", "/", "x.orgs/"] {
+            assert!(!names_a_webhook_host(text.as_bytes()), "{text}");
         }
         // Upper case names end in the same letters.
         assert_eq!(without_secrets("PASSWORD=hunter2"), "PASSWORD=[redacted]");
