@@ -55,8 +55,12 @@ use crate::{
     state::Shared,
 };
 
-/// Bytes read at a time from either side.
-const READ_CHUNK: usize = 16 * 1024;
+/// Bytes read at a time from either side. 14 KiB, jemalloc's largest
+/// small size: the response's buffer is allocated per exchange, and a
+/// small size comes from one of the arena's bins, where 16 KiB, its first
+/// large size, took the large-extent path to allocate and to free (~3.5 k
+/// instructions a request; BENCHMARKS.md, "The response buffer's size").
+const READ_CHUNK: usize = 14 * 1024;
 
 /// How a fast-path connection ended.
 #[derive(Debug)]
