@@ -128,7 +128,9 @@ pub(crate) fn parse_request(
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut headers);
     let len = match req.parse(buf) {
-        Ok(httparse::Status::Complete(len)) => len,
+        // A whole head past the limit is hyper's too, however many of its
+        // bytes the reads before this parse happened to bring.
+        Ok(httparse::Status::Complete(len)) if len <= MAX_HEAD => len,
         Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => return RequestParse::Partial,
         _ => return RequestParse::Fallback,
     };
@@ -285,9 +287,9 @@ pub(crate) fn parse_response(buf: &[u8], extras: ClientHeadExtras) -> ResponsePa
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut res = httparse::Response::new(&mut headers);
     let len = match res.parse(buf) {
-        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Complete(len)) if len <= MAX_HEAD => len,
         Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => return ResponseParse::Partial,
-        Ok(httparse::Status::Partial) => {
+        Ok(httparse::Status::Complete(_) | httparse::Status::Partial) => {
             return ResponseParse::Invalid("response head too large".into());
         }
         Err(e) => return ResponseParse::Invalid(format!("invalid response head: {e}")),

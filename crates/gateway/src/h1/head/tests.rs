@@ -372,6 +372,30 @@ fn a_status_below_100_is_invalid() {
     }
 }
 
+/// A head past [`MAX_HEAD`] is hyper's (a request: 431 there) or too
+/// large (a response: 502) also when it arrived whole before its first
+/// parse: how many of its bytes one read brings (the read size, the
+/// client's writes) does not decide the path.
+#[test]
+fn a_whole_head_past_the_limit_is_not_taken() {
+    let long = "a".repeat(MAX_HEAD);
+    let request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nX-Long: {long}\r\n\
+         Content-Length: 2\r\n\r\n{{}}"
+    );
+    assert!(matches!(parse(request.as_bytes()), RequestParse::Fallback));
+    let just = "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n";
+    let pad = "a".repeat(MAX_HEAD - just.len() - "X-Pad: \r\n".len());
+    let at_limit = just.replace("Content-Length", &format!("X-Pad: {pad}\r\nContent-Length"));
+    assert_eq!(at_limit.len(), MAX_HEAD);
+    fast(format!("{at_limit}{{}}").as_bytes());
+    let response = format!("HTTP/1.1 200 OK\r\nX-Long: {long}\r\nContent-Length: 2\r\n\r\nok");
+    match parse_response(response.as_bytes(), Default::default()) {
+        ResponseParse::Invalid(why) => assert!(why.contains("too large"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
 proptest! {
     /// Any bytes: a clear outcome, never a panic; a head the fast path
     /// takes re-parses, once rewritten, as a request with the same body
