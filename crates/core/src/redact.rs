@@ -617,7 +617,7 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
     // Name characters are ASCII: a byte search.
     let name_len = name_len(rest.as_bytes());
     let name = &rest[..name_len];
-    // Every name read below (`cookie`, a scheme, a secret's name) ends in
+    // Every name read below (`cookie`, a scheme, a secret's name) ends
     // like one ([`ends_like_a_name`]): any other word is none of them.
     if !ends_like_a_name(name.as_bytes()) {
         return None;

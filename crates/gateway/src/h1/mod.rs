@@ -59,7 +59,8 @@ use crate::{
 /// small size: the response's buffer is allocated per exchange, and a
 /// small size comes from one of the arena's bins, where 16 KiB, its first
 /// large size, took the large-extent path to allocate and to free (~3.5 k
-/// instructions a request; BENCHMARKS.md, "The response buffer's size").
+/// instructions a request; BENCHMARKS.md, "Redaction by jumps, and where
+/// SQLite's steps go").
 const READ_CHUNK: usize = 14 * 1024;
 
 /// How a fast-path connection ended.
