@@ -57,6 +57,14 @@ pub(crate) type ResultKey = (String, String, i64);
 /// recorded and counted under its tool.
 pub(crate) const MAX_PROBE_ROWS: i64 = 8;
 
+/// [`MAX_PROBE_ROWS`] as a literal, for `concat!` into SQL texts.
+macro_rules! max_probe_rows {
+    () => {
+        "8"
+    };
+}
+pub(crate) use max_probe_rows;
+
 /// How much earlier than its call a result may have been recorded and still
 /// be that call's (a late call completes only such a result-only row). A
 /// result answers a call the model made before it, so it is recorded after
@@ -405,5 +413,10 @@ mod tests {
             ]
         );
         assert_eq!(limits_per_id(&["x", "y", "x"]), vec![3, 2, 3]);
+    }
+
+    #[test]
+    fn the_sql_texts_use_the_probe_bound() {
+        assert_eq!(max_probe_rows!().parse::<i64>().unwrap(), MAX_PROBE_ROWS);
     }
 }

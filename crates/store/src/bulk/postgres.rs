@@ -206,7 +206,7 @@ pub(crate) async fn find_orphans(
 }
 
 /// Binds the lookups' columns as five arrays and fetches the rows.
-async fn lookup(
+pub(super) async fn lookup(
     conn: &mut PgConnection,
     wanted: &[Lookup],
     sql: &'static str,
@@ -255,12 +255,15 @@ pub(crate) async fn orphans_anywhere(
         .collect())
 }
 
-/// Open calls that these results may pair with: per result, the newest of
-/// its pair that finished before it, then the newest of all, each probe at
-/// most the batch's count for the pair; the same two of the parked calls
-/// (`crate::parking`) only when fewer open ones finished before it than
-/// the rows of its pair up to it (`p`; a one-time filter: nearly every result's call is
-/// open, and its probe never reads the parked ones).
+/// Open calls that these results may pair with: per result (`g.o`, counted
+/// once a row: how many open calls of its pair finished before it, up to
+/// `p`, the rows of its pair up to it), the newest of those calls when
+/// there are any; when there are fewer than `p`, the newest of the pair
+/// whatever their time and the same two probes of the parked calls
+/// (`crate::parking`); each probe at most the batch's count for the pair.
+/// The conditions on `g.o` are one-time filters: a probe not wanted reads
+/// no index. Why this pairs as all four probes for every row would: SQLite's
+/// `UNPAIRED_CALLS`, the same lookup.
 pub(crate) async fn unpaired_calls(
     conn: &mut PgConnection,
     wanted: &[Lookup],
@@ -268,26 +271,27 @@ pub(crate) async fn unpaired_calls(
     let rows: Vec<CandidateRow> = lookup(
         conn,
         wanted,
-        "SELECT DISTINCT t.id, t.session_id, t.call_id, t.tool, t.call_at_ms \
+        concat!(
+            "SELECT DISTINCT t.id, t.session_id, t.call_id, t.tool, t.call_at_ms \
          FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[]) AS u(s, c, a, k, p) \
-         CROSS JOIN LATERAL ((SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
+         CROSS JOIN LATERAL (SELECT count(*) AS o FROM (SELECT 1 FROM tool_calls \
          WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
+         AND call_at_ms <= u.a LIMIT u.p) AS before) AS g \
+         CROSS JOIN LATERAL ((SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
+         WHERE g.o > 0 AND call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
          AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC LIMIT u.k) \
          UNION ALL (SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
-         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
-         ORDER BY call_at_ms DESC, id DESC LIMIT u.k) \
+         WHERE (g.o < u.p OR u.p >= ",
+            super::max_probe_rows!(),
+            ") AND call_id = u.c AND session_id = u.s \
+         AND result_at_ms IS NULL AND parked = 0 ORDER BY call_at_ms DESC, id DESC LIMIT u.k) \
          UNION ALL (SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
-         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 1 \
-         AND call_at_ms <= u.a AND (SELECT count(*) FROM (SELECT 1 FROM tool_calls \
-         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
-         AND call_at_ms <= u.a LIMIT u.p) AS o) < u.p \
-         ORDER BY call_at_ms DESC, id DESC LIMIT u.k) \
+         WHERE g.o < u.p AND call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 1 \
+         AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC LIMIT u.k) \
          UNION ALL (SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
-         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 1 \
-         AND (SELECT count(*) FROM (SELECT 1 FROM tool_calls \
-         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
-         AND call_at_ms <= u.a LIMIT u.p) AS o) < u.p \
-         ORDER BY call_at_ms DESC, id DESC LIMIT u.k)) AS t",
+         WHERE g.o < u.p AND call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 1 \
+         ORDER BY call_at_ms DESC, id DESC LIMIT u.k)) AS t"
+        ),
     )
     .await?;
     Ok(candidates(rows))

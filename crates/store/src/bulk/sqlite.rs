@@ -111,37 +111,51 @@ static ORPHANS_ANYWHERE: Shaped = Shaped::new(
     ),
 );
 
-/// Per result: the newest open calls of its pair that finished before it,
-/// then the newest of all (what `Candidates::take_call` prefers), each
-/// probe at most the batch's count for the pair (`k`). The same two probes
-/// of the parked calls (`crate::parking`) only when the open calls have
-/// fewer that finished before the result than the rows of its pair up to
-/// it (`p`: each of those may take one): their key is then the
-/// call id, else NULL, which SQLite checks before it searches the index,
-/// so a result whose call is open (nearly all) never reads the parked ones.
+/// Per result (`g`, its rows with `o`, counted once a row: how many open
+/// calls of its pair finished before it, up to the batch's most rows of one
+/// pair, `m.k`): the newest of those calls (what `Candidates::take_call`
+/// prefers) when there are any; when there are fewer than the rows of its
+/// pair up to it (`p`: each of those may have taken one), the newest open
+/// calls of the pair whatever their time and the same two probes of the
+/// parked calls (`crate::parking`); each probe at most `m.k` rows. A probe
+/// not wanted has a NULL key, which SQLite checks before it searches the
+/// index, so a result whose call is open (nearly all) costs two searches of
+/// the open calls' index (its count and its calls), and one whose call the
+/// store never saw four. The newest of all also when `p` is at
+/// [`super::MAX_PROBE_ROWS`] (it may stand for more rows than that). Why
+/// skipping it changes no pairing: a row whose first probe found `p` calls
+/// finds one of them still free when its turn comes, and prefers it to any
+/// call the newest of all would add (one after it, or one older than all
+/// `p`); the rows of its pair that need it read the same calls.
 static UNPAIRED_CALLS: Shaped = Shaped::new(
     &["s", "c", "a", "k", "p"],
-    "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.call_at_ms)) \
-     FROM u CROSS JOIN tool_calls t ON t.id IN (\
-     SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_open WHERE call_id = u.c AND session_id = u.s \
-     AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC \
-     LIMIT (SELECT max(k) FROM u)) \
+    concat!(
+        ", m AS MATERIALIZED (SELECT max(k) AS k FROM u), \
+     g AS MATERIALIZED (SELECT n, s, c, a, p, (SELECT count(*) FROM (SELECT 1 FROM tool_calls \
+     INDEXED BY tool_calls_open WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL \
+     AND parked = 0 AND call_at_ms <= u.a LIMIT (SELECT k FROM m))) AS o FROM u) \
+     SELECT json_group_array(json_array(g.n, t.id, t.tool, t.call_at_ms)) \
+     FROM g CROSS JOIN tool_calls t ON t.id IN (\
+     SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_open \
+     WHERE call_id = (CASE WHEN g.o > 0 THEN g.c END) AND session_id = g.s \
+     AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= g.a ORDER BY call_at_ms DESC, id DESC \
+     LIMIT (SELECT k FROM m)) \
      UNION ALL \
-     SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_open WHERE call_id = u.c AND session_id = u.s \
-     AND result_at_ms IS NULL AND parked = 0 ORDER BY call_at_ms DESC, id DESC LIMIT (SELECT max(k) FROM u)) \
+     SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_open \
+     WHERE call_id = (CASE WHEN g.o < g.p OR g.p >= ",
+        super::max_probe_rows!(),
+        " THEN g.c END) AND session_id = g.s \
+     AND result_at_ms IS NULL AND parked = 0 ORDER BY call_at_ms DESC, id DESC LIMIT (SELECT k FROM m)) \
      UNION ALL \
      SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_parked \
-     WHERE call_id = (CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM tool_calls INDEXED BY tool_calls_open \
-     WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= u.a \
-     LIMIT (SELECT max(k) FROM u))) < u.p THEN u.c END) AND session_id = u.s \
-     AND result_at_ms IS NULL AND parked = 1 AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC \
-     LIMIT (SELECT max(k) FROM u)) \
+     WHERE call_id = (CASE WHEN g.o < g.p THEN g.c END) AND session_id = g.s \
+     AND result_at_ms IS NULL AND parked = 1 AND call_at_ms <= g.a ORDER BY call_at_ms DESC, id DESC \
+     LIMIT (SELECT k FROM m)) \
      UNION ALL \
      SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_parked \
-     WHERE call_id = (CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM tool_calls INDEXED BY tool_calls_open \
-     WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= u.a \
-     LIMIT (SELECT max(k) FROM u))) < u.p THEN u.c END) AND session_id = u.s \
-     AND result_at_ms IS NULL AND parked = 1 ORDER BY call_at_ms DESC, id DESC LIMIT (SELECT max(k) FROM u)))",
+     WHERE call_id = (CASE WHEN g.o < g.p THEN g.c END) AND session_id = g.s \
+     AND result_at_ms IS NULL AND parked = 1 ORDER BY call_at_ms DESC, id DESC LIMIT (SELECT k FROM m)))"
+    ),
 );
 
 static INSERT_CALLS: Shaped = Shaped::insert_after_match(
@@ -729,6 +743,185 @@ mod tests {
     use super::*;
     use crate::store::{Pool, Store};
 
+    /// The open calls' lookup as it was before its rows' count decided
+    /// which probes run: all four for every row (the parked ones behind
+    /// the same count, computed twice).
+    static EVERY_PROBE: Shaped = Shaped::new(
+        &["s", "c", "a", "k", "p"],
+        "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.call_at_ms)) \
+         FROM u CROSS JOIN tool_calls t ON t.id IN (\
+         SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_open WHERE call_id = u.c AND session_id = u.s \
+         AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC \
+         LIMIT (SELECT max(k) FROM u)) \
+         UNION ALL \
+         SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_open WHERE call_id = u.c AND session_id = u.s \
+         AND result_at_ms IS NULL AND parked = 0 ORDER BY call_at_ms DESC, id DESC LIMIT (SELECT max(k) FROM u)) \
+         UNION ALL \
+         SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_parked \
+         WHERE call_id = (CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM tool_calls INDEXED BY tool_calls_open \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= u.a \
+         LIMIT (SELECT max(k) FROM u))) < u.p THEN u.c END) AND session_id = u.s \
+         AND result_at_ms IS NULL AND parked = 1 AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC \
+         LIMIT (SELECT max(k) FROM u)) \
+         UNION ALL \
+         SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_parked \
+         WHERE call_id = (CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM tool_calls INDEXED BY tool_calls_open \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= u.a \
+         LIMIT (SELECT max(k) FROM u))) < u.p THEN u.c END) AND session_id = u.s \
+         AND result_at_ms IS NULL AND parked = 1 ORDER BY call_at_ms DESC, id DESC LIMIT (SELECT max(k) FROM u)))",
+    );
+
+    /// PostgreSQL's open calls' lookup as it was before its rows' count
+    /// decided which probes run (its limits are the pair's count, not the
+    /// batch's most, so it is the reference for PostgreSQL's lookup only).
+    const EVERY_PROBE_PG: &str = "SELECT DISTINCT t.id, t.session_id, t.call_id, t.tool, t.call_at_ms \
+         FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[]) AS u(s, c, a, k, p) \
+         CROSS JOIN LATERAL ((SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
+         AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC LIMIT u.k) \
+         UNION ALL (SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
+         ORDER BY call_at_ms DESC, id DESC LIMIT u.k) \
+         UNION ALL (SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 1 \
+         AND call_at_ms <= u.a AND (SELECT count(*) FROM (SELECT 1 FROM tool_calls \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
+         AND call_at_ms <= u.a LIMIT u.p) AS o) < u.p \
+         ORDER BY call_at_ms DESC, id DESC LIMIT u.k) \
+         UNION ALL (SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 1 \
+         AND (SELECT count(*) FROM (SELECT 1 FROM tool_calls \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
+         AND call_at_ms <= u.a LIMIT u.p) AS o) < u.p \
+         ORDER BY call_at_ms DESC, id DESC LIMIT u.k)) AS t";
+
+    /// For any open and parked calls and any batch of results, the pairing
+    /// (`Candidates::take_call`, in the batch's order) takes the same calls
+    /// from [`UNPAIRED_CALLS`], which reads the newest of all only for the
+    /// rows whose first probe came up short, as from [`EVERY_PROBE`]; and
+    /// from PostgreSQL's lookup (`bulk::postgres::unpaired_calls`) as from
+    /// [`EVERY_PROBE_PG`] when the test PostgreSQL is set
+    /// (`TOOLWARDEN_TEST_POSTGRES_URL`, a schema of its own). One pair, or
+    /// two sessions and two call ids; times with ties; up to 23 results:
+    /// pairs repeated past [`super::super::MAX_PROBE_ROWS`] and calls after
+    /// their results are common.
+    #[test]
+    fn the_lookup_that_skips_probes_pairs_as_every_probe_does() {
+        use crate::write::Candidates;
+        use proptest::prelude::*;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("pairs.db").display());
+        let store = rt.block_on(Store::open(&url)).unwrap();
+        let Pool::Sqlite(pool) = store.pool() else {
+            unreachable!()
+        };
+        let pg_store = std::env::var("TOOLWARDEN_TEST_POSTGRES_URL")
+            .ok()
+            .map(|base| rt.block_on(postgres_schema(&base)));
+        let pg = pg_store.as_ref().map(|s| match s.pool() {
+            Pool::Postgres(p) => p,
+            Pool::Sqlite(_) => unreachable!(),
+        });
+        const SESSIONS: [&str; 2] = ["s1", "s2"];
+        const IDS: [&str; 2] = ["call_0", "call_1"];
+        // One pair for all rows, or up to four.
+        let batch = (1..=2usize).prop_flat_map(|spread| {
+            (
+                proptest::collection::vec((0..spread, 0..spread, 0i64..12, any::<bool>()), 0..24),
+                proptest::collection::vec((0..spread, 0..spread, 0i64..12), 1..24),
+            )
+        });
+        // Nine results of one pair after eight open calls, a ninth call
+        // after them: every row's first probe finds enough calls, yet the
+        // ninth result takes the later call (the lookup's `p` stops at the
+        // probe bound, and the newest of all is read there).
+        let bound = (1..=8)
+            .map(|at| (0, 0, at, false))
+            .chain([(0, 0, 11, false)]);
+        let crowd = (bound.collect::<Vec<_>>(), vec![(0, 0, 10); 9]);
+        let batch = prop_oneof![1 => Just(crowd), 9 => batch];
+        // The calls into an empty table on `$conn`: their ids, in order.
+        macro_rules! fill {
+            ($conn:expr, $calls:expr) => {{
+                sqlx::query("DELETE FROM tool_calls").execute(&mut *$conn).await.unwrap();
+                let mut ids: Vec<i64> = Vec::new();
+                for &(s, c, at, parked) in $calls {
+                    let id = sqlx::query_scalar(
+                        "INSERT INTO tool_calls (session_id, call_id, tool, provider, at_ms, \
+                         call_at_ms, parked) VALUES ($1, $2, 't', 'p', $3, $3, $4) RETURNING id",
+                    )
+                    .bind(SESSIONS[s])
+                    .bind(IDS[c])
+                    .bind(at)
+                    .bind(i64::from(parked))
+                    .fetch_one(&mut *$conn)
+                    .await
+                    .unwrap();
+                    ids.push(id);
+                }
+                ids
+            }};
+        }
+        proptest!(|((calls, results) in batch)| {
+            let keys = super::super::lookups(
+                results.iter().map(|&(s, c, at)| (SESSIONS[s], IDS[c], at)),
+            );
+            let (gated, whole, on_pg) = rt.block_on(async {
+                let mut conn = pool.acquire().await.unwrap();
+                let ids = fill!(conn, &calls);
+                let gated = unpaired_calls(&mut conn, &keys).await.unwrap();
+                let rows = EVERY_PROBE.fetch_json(&mut conn, &keys, bind_lookup).await.unwrap();
+                let whole = candidates_of(&keys, rows).unwrap();
+                let mut on_pg = None;
+                if let Some(pg) = pg {
+                    let mut conn = pg.acquire().await.unwrap();
+                    let pg_ids = fill!(conn, &calls);
+                    let found = super::super::postgres::unpaired_calls(&mut conn, &keys)
+                        .await
+                        .unwrap();
+                    let rows = super::super::postgres::lookup(&mut conn, &keys, EVERY_PROBE_PG)
+                        .await
+                        .unwrap();
+                    on_pg = Some(((found, pg_ids.clone()), (super::super::candidates(rows), pg_ids)));
+                }
+                ((gated, ids.clone()), (whole, ids), on_pg)
+            });
+            // Which calls, by their place in `calls` (the backends number
+            // rows their own way).
+            let taken = |(found, ids): (Vec<Candidate>, Vec<i64>)| {
+                let mut open = Candidates::new(found);
+                results
+                    .iter()
+                    .map(|&(s, c, at)| {
+                        let id = open.take_call(SESSIONS[s], IDS[c], at)?.id;
+                        ids.iter().position(|&x| x == id)
+                    })
+                    .collect::<Vec<_>>()
+            };
+            prop_assert_eq!(taken(gated), taken(whole));
+            if let Some((found, whole)) = on_pg {
+                prop_assert_eq!(taken(found), taken(whole));
+            }
+        });
+    }
+
+    /// A store in a fresh schema of the test PostgreSQL at `base`.
+    async fn postgres_schema(base: &str) -> Store {
+        use sqlx::Connection;
+        let schema = format!("tw_pairs_{}", std::process::id());
+        let mut conn = sqlx::PgConnection::connect(base).await.unwrap();
+        let fresh = format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}");
+        sqlx::raw_sql(&fresh).execute(&mut conn).await.unwrap();
+        let sep = if base.contains('?') { '&' } else { '?' };
+        Store::open(&format!("{base}{sep}options[search_path]={schema}"))
+            .await
+            .unwrap()
+    }
+
     /// `INSERT OR FAIL` (no statement journal) still refuses a violated
     /// constraint, and the batch's rollback takes back the rows the
     /// statement had written before it: nothing is skipped in silence.
@@ -976,6 +1169,9 @@ mod tests {
                     s.starts_with("SCAN")
                         && !s.starts_with("SCAN v")
                         && !s.starts_with("SCAN u")
+                        // The open calls' lookup: its rows with their count, and its bound.
+                        && !s.starts_with("SCAN g")
+                        && !s.starts_with("SCAN m")
                         && !s.starts_with("SCAN (subquery")
                         // The resent probe's newest calls: a bounded search first.
                         && !s.starts_with("SCAN newest")
