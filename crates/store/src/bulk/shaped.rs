@@ -62,7 +62,8 @@ pub(crate) struct Shaped {
 /// The statement after the `WITH` clause.
 #[derive(Debug)]
 enum Body {
-    /// SQL reading `u`.
+    /// SQL reading `u`; it may begin with more common table expressions
+    /// of its own (`, w AS (…) SELECT …`), which follow `u`.
     Sql(&'static str),
     /// `INSERT OR FAIL INTO table (cols) SELECT cols FROM u WHERE true
     /// tail`: `u`'s columns are the table's.
@@ -92,7 +93,8 @@ pub(crate) type Args<'q> = SqliteArguments<'q>;
 // === impl Shaped ===
 
 impl Shaped {
-    /// A statement whose `body` reads rows of `n` and `cols` from `u`.
+    /// A statement whose `body` reads rows of `n` and `cols` from `u` (see
+    /// [`Body::Sql`]).
     pub(crate) const fn new(cols: &'static [&'static str], body: &'static str) -> Shaped {
         Shaped::with(cols, Body::Sql(body))
     }
@@ -437,6 +439,17 @@ mod tests {
             "WITH v(n, a, b) AS (VALUES (?,?,?),(?,?,?)), \
              u AS (SELECT * FROM v WHERE n IS NOT NULL) \
              SELECT group_concat(u.n) FROM u CROSS JOIN t ON t.a = u.a"
+        );
+        // A body's own common table expressions follow `u`'s.
+        static MORE: Shaped = Shaped::new(
+            &["a"],
+            ", w AS MATERIALIZED (SELECT max(a) AS a FROM u) SELECT a FROM w",
+        );
+        assert_eq!(
+            MORE.sql_for(1),
+            "WITH v(n, a) AS (VALUES (?,?)), \
+             u AS (SELECT * FROM v WHERE n IS NOT NULL) \
+             , w AS MATERIALIZED (SELECT max(a) AS a FROM u) SELECT a FROM w"
         );
         static INS: Shaped = Shaped::insert("t", &["a", "b"], "ON CONFLICT (a) DO NOTHING");
         assert!(
