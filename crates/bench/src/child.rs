@@ -218,23 +218,40 @@ impl GatewayChild {
 
     /// Close stdin (graceful shutdown: drain the recorder) and wait.
     pub fn stop(mut self) {
+        self.close_and_wait(STOP_PATIENCE);
+    }
+
+    /// Closes stdin, waits up to `patience` for the child to exit, then
+    /// kills it.
+    fn close_and_wait(&mut self, patience: Duration) {
         drop(self.stdin.take());
-        for _ in 0..200 {
+        let step = Duration::from_millis(50);
+        let mut waited = Duration::ZERO;
+        while waited < patience {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return;
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(step);
+            waited += step;
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
 
+/// How long [`GatewayChild::stop`] waits for the recorder's drain.
+const STOP_PATIENCE: Duration = Duration::from_secs(10);
+
+/// How long a child dropped without [`GatewayChild::stop`] (the floors)
+/// gets to exit on its own: long enough for a profiler it runs under
+/// (`TOOLWARDEN_BENCH_WRAP="perf stat …"`) to write its report, which a
+/// kill would lose.
+const DROP_PATIENCE: Duration = Duration::from_secs(3);
+
 impl Drop for GatewayChild {
     fn drop(&mut self) {
         if self.stdin.is_some() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+            self.close_and_wait(DROP_PATIENCE);
         }
     }
 }
