@@ -183,6 +183,15 @@ struct Shared {
     /// waiting for events with no timer set, writes it within a flush
     /// interval instead of at the next event (maybe never before a kill).
     folded: tokio::sync::Notify,
+    /// Told by `record` once the writer's hands and the queue hold a
+    /// batch's worth, or the queue is half full: the writer filling a
+    /// batch sleeps until its flush interval ends or this (see
+    /// `Writer::fill`), not in slices.
+    filled: tokio::sync::Notify,
+    /// Half the queue's capacity (at least one): queued events that wake
+    /// the filling writer whatever it holds, so that a queue smaller than
+    /// a batch never fills while the writer sleeps.
+    queue_wake: u64,
 }
 
 /// What [`Recorder::shutdown`] did.
@@ -275,6 +284,8 @@ impl Recorder {
             give_up_at: std::sync::OnceLock::new(),
             batch_max: opts.batch_max.max(1) as u64,
             folded: tokio::sync::Notify::new(),
+            filled: tokio::sync::Notify::new(),
+            queue_wake: (capacity / 2).max(1) as u64,
         });
         let writer = Writer {
             rx,
@@ -348,14 +359,25 @@ impl Recorder {
         // The queue and the writer's backlog share one bound; the batch the
         // writer fills or writes is not backlog.
         let queued = (self.tx.max_capacity() - self.tx.capacity()) as u64;
-        let backlog =
-            (self.shared.in_hand.load(Ordering::Relaxed)).saturating_sub(self.shared.batch_max);
+        let in_hand = self.shared.in_hand.load(Ordering::Relaxed);
+        let backlog = in_hand.saturating_sub(self.shared.batch_max);
         if queued + backlog >= self.tx.max_capacity() as u64 {
             self.fold(&event, call_known);
             return false;
         }
         match self.tx.try_send(Queued { event, call_known }) {
-            Ok(()) => true,
+            Ok(()) => {
+                // Every send past a mark (not only the one that reaches
+                // it, which concurrent senders may step over): while a
+                // wake-up is already stored this changes nothing. Past the first
+                // mark during a write (its batch is in hand) the wake-up
+                // waits, stored, and costs the next fill one more turn.
+                let held = queued + 1;
+                if held + in_hand >= self.shared.batch_max || held >= self.shared.queue_wake {
+                    self.shared.filled.notify_one();
+                }
+                true
+            }
             Err(e) => {
                 let q = e.into_inner();
                 self.fold(&q.event, q.call_known);

@@ -25,8 +25,6 @@ pub(super) const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// Refusals of one batch before its events are written one by one.
 const REJECTIONS_BEFORE_ISOLATING: u32 = 2;
-/// Longest sleep while a batch fills (see [`Writer::fill`]).
-const FILL_SLICE: Duration = Duration::from_millis(10);
 
 pub(super) struct Writer {
     pub(super) rx: mpsc::Receiver<Queued>,
@@ -345,10 +343,15 @@ impl Writer {
     }
 
     /// Waits up to `flush_interval` for a full batch; when closing, takes
-    /// everything queued without waiting. It does not wake per event: it
-    /// sleeps in slices of at most [`FILL_SLICE`] and takes what queued
-    /// meanwhile, so a busy gateway costs the writer a few wake-ups per
-    /// batch, not one per event (each would be a cross-thread wake-up).
+    /// everything queued without waiting. It does not wake per event, nor
+    /// in slices: it sleeps until the interval ends or `record` says a
+    /// batch's worth is held, queued and in hand, or the queue is half
+    /// full (`Shared::filled`), so a batch costs the writer two wake-ups
+    /// (its first event, then the end of its interval or a full batch)
+    /// whatever the traffic, each a cross-thread wake-up. (It slept in
+    /// 10 ms slices before: twenty wake-ups a batch, about one in eight of
+    /// the recording threads' context switches at one connection;
+    /// BENCHMARKS.md, "One connection at full speed".)
     async fn fill(&mut self) {
         let deadline = Instant::now() + self.flush_interval;
         loop {
@@ -356,15 +359,14 @@ impl Writer {
             if self.pending.len() >= self.batch_max || self.closing {
                 break;
             }
-            let now = Instant::now();
-            if now >= deadline {
+            if Instant::now() >= deadline {
                 break;
             }
-            let wake = deadline.min(now + FILL_SLICE);
             let closing = tokio::select! {
                 biased;
                 _ = self.close.wait_for(|c| *c) => true,
-                _ = tokio::time::sleep_until(wake) => false,
+                _ = self.shared.filled.notified() => false,
+                _ = tokio::time::sleep_until(deadline) => false,
             };
             if closing {
                 self.set_closing();

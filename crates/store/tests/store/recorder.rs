@@ -236,6 +236,65 @@ async fn full_queue_drops_and_counts() {
     rec.shutdown().await; // twice is fine
 }
 
+/// A writer filling a batch sleeps until its flush interval ends, not in
+/// slices: a batch's worth (its first event in hand, the rest queued)
+/// wakes it, and is written long before the interval (here a minute).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_batch_is_written_before_its_interval_ends() {
+    let rec = Recorder::start(
+        None,
+        RecorderOptions {
+            flush_interval: Duration::from_secs(60),
+            batch_max: 8,
+            ..opts()
+        },
+        Arc::new(NoopObserver),
+    );
+    rec.record(request("r0", "s", 0));
+    // The writer takes it and begins to fill its batch.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    for i in 1..8 {
+        rec.record(request(&format!("r{i}"), "s", i));
+    }
+    let written = wait_for_written(&rec, 8, Duration::from_secs(5)).await;
+    assert_eq!(written, 8, "{:?}", rec.counters());
+    rec.shutdown().await;
+}
+
+/// A queue smaller than a batch wakes the filling writer when half full,
+/// so that it never fills while the writer sleeps: nothing is dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_smaller_than_a_batch_is_emptied_while_the_batch_fills() {
+    let rec = Recorder::start(
+        None,
+        RecorderOptions {
+            flush_interval: Duration::from_secs(60),
+            queue_capacity: 4,
+            batch_max: 100,
+            ..opts()
+        },
+        Arc::new(NoopObserver),
+    );
+    for i in 0..40 {
+        rec.record(request(&format!("r{i}"), "s", i));
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let c = rec.counters();
+    assert_eq!((c.events_dropped, c.backlog), (0, 40), "{c:?}");
+    rec.shutdown().await;
+    assert_eq!(rec.counters().events_written, 40);
+}
+
+/// Waits until `rec` has written `n` events or `within` passes; what it
+/// has written then.
+async fn wait_for_written(rec: &Recorder, n: u64, within: Duration) -> u64 {
+    let until = std::time::Instant::now() + within;
+    while rec.counters().events_written < n && std::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    rec.counters().events_written
+}
+
 /// SQLite "lost": another connection holds the write lock; the writer keeps
 /// a backlog, retries, and writes it all once the lock is released.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
