@@ -369,9 +369,10 @@ impl Recorder {
             Ok(()) => {
                 // Every send past a mark (not only the one that reaches
                 // it, which concurrent senders may step over): while a
-                // wake-up is already stored this changes nothing. Past the first
-                // mark during a write (its batch is in hand) the wake-up
-                // waits, stored, and costs the next fill one more turn.
+                // wake-up is already stored this changes nothing. Past
+                // the first mark during a write (its batch is in hand)
+                // the wake-up waits, stored, and costs the next fill one
+                // more turn.
                 let held = queued + 1;
                 if held + in_hand >= self.shared.batch_max || held >= self.shared.queue_wake {
                     self.shared.filled.notify_one();

@@ -381,3 +381,16 @@ pub async fn locked_sqlite(busy_timeout: Duration) -> (TestDb, Store, sqlx::Sqli
         .unwrap();
     (db, store, blocker)
 }
+
+/// Waits until `done` holds, polling every 10 ms; fails the test after
+/// 20 s, naming `what`.
+pub async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

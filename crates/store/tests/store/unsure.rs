@@ -55,17 +55,6 @@ fn jsonl_lines(path: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
-async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 /// A store opened through a proxy that can lose a COMMIT, and a recorder
 /// writing to it (batches gathered for `flush`) with a JSONL log in `dir`
 /// and `heard` as its observer.
