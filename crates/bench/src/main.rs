@@ -37,6 +37,7 @@ mod bodies;
 mod budget;
 mod child;
 mod floor;
+mod host;
 mod load;
 mod soak;
 mod soak_check;
@@ -273,6 +274,7 @@ fn ms(v: f64) -> String {
 }
 
 async fn run(args: Args) -> Result<(), String> {
+    let cpu_before = host::CpuTimes::now();
     let mock = MockProvider::start(MockOptions {
         record: false,
         ..MockOptions::default()
@@ -715,6 +717,7 @@ async fn run(args: Args) -> Result<(), String> {
             ""
         }
     );
+    println!("{}", host::describe(cpu_before, host::CpuTimes::now()));
     Ok(())
 }
 
