@@ -60,7 +60,7 @@ fn parse_cpu_line(line: &str) -> Option<CpuTimes> {
 
 /// How an idle CPU waits: the idle driver, and with `haltpoll` how long it
 /// polls before it halts.
-pub(crate) fn idle_wait() -> String {
+fn idle_wait() -> String {
     let driver = fs::read_to_string("/sys/devices/system/cpu/cpuidle/current_driver");
     let Ok(driver) = driver else {
         return "idle driver unknown".into();
@@ -69,16 +69,16 @@ pub(crate) fn idle_wait() -> String {
     if driver != "haltpoll" {
         return format!("idle driver {driver}");
     }
-    match fs::read_to_string("/sys/module/haltpoll/parameters/guest_halt_poll_ns") {
-        Ok(ns) if ns.trim() == "0" => {
-            "idle driver haltpoll, guest_halt_poll_ns 0 (an idle CPU halts at once; its wake-up goes through the host)".into()
-        }
-        Ok(ns) => format!(
-            "idle driver haltpoll, guest_halt_poll_ns {} (an idle CPU polls that long before it halts)",
-            ns.trim()
-        ),
-        Err(_) => "idle driver haltpoll".into(),
-    }
+    let Ok(ns) = fs::read_to_string("/sys/module/haltpoll/parameters/guest_halt_poll_ns") else {
+        return "idle driver haltpoll".into();
+    };
+    let ns = ns.trim();
+    let meaning = if ns == "0" {
+        "an idle CPU halts at once; its wake-up goes through the host"
+    } else {
+        "an idle CPU polls that long before it halts"
+    };
+    format!("idle driver haltpoll, guest_halt_poll_ns {ns} ({meaning})")
 }
 
 /// The line under the table: steal over the run and the idle wait.
