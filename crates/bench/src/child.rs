@@ -179,14 +179,17 @@ impl GatewayChild {
         (get(11) + get(12)) / self.ticks_per_sec
     }
 
-    /// CPU seconds the child's threads have run so far, from the
-    /// scheduler's own accounting (`se.sum_exec_runtime` of each
-    /// `/proc/PID/task/*/sched`, in ns), not the clock-tick sampling of
-    /// [`GatewayChild::cpu_secs`]; time of threads that ended is not in it
-    /// (the gateway's threads live as long as it does). `cpu_secs` where
-    /// that is not available.
+    /// CPU seconds the child has run so far, from the scheduler's own
+    /// accounting in ns, not the clock-tick sampling of
+    /// [`GatewayChild::cpu_secs`]: its process CPU clock
+    /// ([`process_cpu_secs`]: every thread's time, those that ended
+    /// included, as floor 0's threads per connection do), else its live
+    /// threads' ([`threads_cpu_secs`]), else `cpu_secs`.
     pub fn cpu_secs_fine(&self) -> f64 {
-        threads_cpu_secs(&self.child.id().to_string()).unwrap_or_else(|| self.cpu_secs())
+        let pid = self.child.id();
+        process_cpu_secs(pid)
+            .or_else(|| threads_cpu_secs(&pid.to_string()))
+            .unwrap_or_else(|| self.cpu_secs())
     }
 
     /// The child's process id.
@@ -528,6 +531,17 @@ pub async fn serve(
     Ok(())
 }
 
+/// CPU seconds process `pid` has run so far, all its threads' including
+/// those that ended, from its CPU clock (`clock_getcpuclockid`, read with
+/// `clock_gettime`: the kernel's `sum_exec_runtime`, in ns); `None` where
+/// the clock cannot be had (another user's process, a kernel without it).
+pub fn process_cpu_secs(pid: u32) -> Option<f64> {
+    let pid = i32::try_from(pid).ok()?;
+    let clock = nix::time::clock_getcpuclockid(nix::unistd::Pid::from_raw(pid)).ok()?;
+    let t = clock.now().ok()?;
+    Some(t.tv_sec() as f64 + t.tv_nsec() as f64 * 1e-9)
+}
+
 /// CPU seconds the threads of process `pid` (a number, or `self`) have run
 /// so far, from the scheduler's own accounting (`se.sum_exec_runtime` of
 /// each `/proc/PID/task/*/sched`, in ns); `None` where that is not
@@ -547,4 +561,41 @@ pub fn threads_cpu_secs(pid: &str) -> Option<f64> {
         }
     }
     ms.map(|ms| ms / 1e3)
+}
+
+#[cfg(test)]
+mod tests {
+    use nix::time::ClockId;
+
+    /// Runs on a thread of its own until that thread has used `secs` of CPU.
+    fn burn_on_a_thread(secs: f64) {
+        std::thread::spawn(move || {
+            let used = || {
+                let t = ClockId::CLOCK_THREAD_CPUTIME_ID.now().unwrap();
+                t.tv_sec() as f64 + t.tv_nsec() as f64 * 1e-9
+            };
+            let start = used();
+            while used() - start < secs {
+                std::hint::black_box(0u64);
+            }
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn the_process_clock_keeps_the_time_of_threads_that_ended() {
+        let pid = std::process::id();
+        let before = super::process_cpu_secs(pid).expect("this process's CPU clock");
+        burn_on_a_thread(0.05);
+        let after = super::process_cpu_secs(pid).unwrap();
+        assert!(after - before >= 0.05, "{before} -> {after}");
+    }
+
+    #[test]
+    fn no_clock_for_a_process_that_does_not_exist() {
+        assert_eq!(super::process_cpu_secs(u32::MAX), None);
+        // Past any pid_max (2^22).
+        assert_eq!(super::process_cpu_secs(1 << 23), None);
+    }
 }

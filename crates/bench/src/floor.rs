@@ -20,7 +20,7 @@ pub(crate) struct Floor {
 impl Floor {
     pub(crate) fn new(child: child::GatewayChild) -> Floor {
         Floor {
-            cpu_start: child.cpu_secs(),
+            cpu_start: child.cpu_secs_fine(),
             child,
             added_ms: Vec::new(),
             requests: 0,
@@ -44,7 +44,7 @@ impl Floor {
 
     /// CPU µs per request of the blocks so far (since [`Floor::new`]).
     pub(crate) fn cpu_us(&self) -> f64 {
-        (self.child.cpu_secs() - self.cpu_start) * 1e6 / self.requests.max(1) as f64
+        (self.child.cpu_secs_fine() - self.cpu_start) * 1e6 / self.requests.max(1) as f64
     }
 
     /// The median added p50 over the blocks and the CPU per request so far.
