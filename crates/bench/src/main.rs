@@ -14,7 +14,7 @@
 //! ```text
 //! cargo run --release -p toolwarden-bench -- [--requests 20000] [--conns 32]
 //!     [--throughput-requests 40000] [--ttfb-requests 5000] [--streams 1000]
-//!     [--record on|sqlite|off]
+//!     [--record on|sqlite|off] [--rounds N]
 //! cargo run --release -p toolwarden-bench -- --soak SECONDS [--conns 8]
 //! TOOLWARDEN_SOAK_DATABASE=postgres://… toolwarden-bench --soak SECONDS
 //! ```
@@ -39,6 +39,7 @@ mod child;
 mod floor;
 mod host;
 mod load;
+mod rounds;
 mod soak;
 mod soak_check;
 
@@ -64,9 +65,12 @@ struct Args {
     alerts_requests: usize,
     /// Issue 14: seconds of soak instead of the benchmark (0: benchmark).
     soak: u64,
+    /// Issue 14: alternated rounds of the ratios to floor 0 (`rounds.rs`;
+    /// 0: none).
+    rounds: usize,
 }
 
-const USAGE: &str = "usage: toolwarden-bench [--requests N] [--conns N] [--throughput-requests N] [--ttfb-requests N] [--streams N] [--record on|sqlite|off] [--alerts-requests N] [--soak SECONDS]";
+const USAGE: &str = "usage: toolwarden-bench [--requests N] [--conns N] [--throughput-requests N] [--ttfb-requests N] [--streams N] [--record on|sqlite|off] [--alerts-requests N] [--rounds N] [--soak SECONDS]";
 
 /// What the measured gateway records to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +117,7 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
         record: Record::SqliteAndJsonl,
         alerts_requests: 0,
         soak: 0,
+        rounds: 0,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -146,6 +151,7 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
             "--streams" => a.streams = n,
             "--alerts-requests" => a.alerts_requests = n,
             "--soak" => a.soak = n as u64,
+            "--rounds" => a.rounds = n,
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
         }
     }
@@ -404,7 +410,7 @@ async fn run(args: Args) -> Result<(), String> {
     // 2. Latency at one connection, interleaved blocks so drift hits both.
     let block = 1_000.min(args.requests.max(1));
     let overhead_start = overhead_totals(proxied).await?;
-    let cpu_start = gw.cpu_secs();
+    let cpu_start = gw.cpu_secs_fine();
     let mut gw_requests = 0usize;
     for (name, shape) in &shapes {
         let (mut d_all, mut g_all) = (Vec::new(), Vec::new());
@@ -440,7 +446,7 @@ async fn run(args: Args) -> Result<(), String> {
         }
     }
     tokio::time::sleep(Duration::from_millis(300)).await; // let the recorder flush
-    let cpu_us = (gw.cpu_secs() - cpu_start) * 1e6 / gw_requests.max(1) as f64;
+    let cpu_us = (gw.cpu_secs_fine() - cpu_start) * 1e6 / gw_requests.max(1) as f64;
     let after_latency = recorder_counts(proxied).await?;
     let overhead_end = overhead_totals(proxied).await?;
     let own_us =
@@ -483,7 +489,7 @@ async fn run(args: Args) -> Result<(), String> {
 
     // 2b. The Codex CLI's zstd-compressed Responses requests: decoded by
     // the gateway (and by the mock, on both paths) before reading.
-    let cpu_start = gw.cpu_secs();
+    let cpu_start = gw.cpu_secs_fine();
     let (mut d_all, mut g_all) = (Vec::new(), Vec::new());
     let mut done = 0;
     while done < args.requests {
@@ -496,7 +502,7 @@ async fn run(args: Args) -> Result<(), String> {
         done += n;
     }
     tokio::time::sleep(Duration::from_millis(300)).await; // let the recorder flush
-    let codex_cpu_us = (gw.cpu_secs() - cpu_start) * 1e6 / g_all.len().max(1) as f64;
+    let codex_cpu_us = (gw.cpu_secs_fine() - cpu_start) * 1e6 / g_all.len().max(1) as f64;
     let zstd_kb = zstd(&codex.body).len() as f64 / 1024.0;
     for p in [50.0, 99.0] {
         let d = percentile_ms(&mut d_all, p);
@@ -552,10 +558,10 @@ async fn run(args: Args) -> Result<(), String> {
     let (name, shape) = &shapes[0];
     let before_throughput = recorder_counts(proxied).await?;
     let d1 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d1").await?;
-    let cpu_tp_start = gw.cpu_secs();
+    let cpu_tp_start = gw.cpu_secs_fine();
     let g = throughput(proxied, shape, args.conns, args.throughput_requests, "tp-g").await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let cpu_tp = (gw.cpu_secs() - cpu_tp_start) * 1e6 / args.throughput_requests as f64;
+    let cpu_tp = (gw.cpu_secs_fine() - cpu_tp_start) * 1e6 / args.throughput_requests as f64;
     let after_throughput = recorder_counts(proxied).await?;
     let d2 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d2").await?;
     let d = (d1 + d2) / 2.0;
@@ -603,7 +609,7 @@ async fn run(args: Args) -> Result<(), String> {
         ),
     ] {
         let Some(floor) = floor else { continue };
-        let cpu_start = floor.child.cpu_secs();
+        let cpu_start = floor.child.cpu_secs_fine();
         let tp = throughput(
             floor.child.addr,
             shape,
@@ -612,7 +618,7 @@ async fn run(args: Args) -> Result<(), String> {
             "tp-relay",
         )
         .await?;
-        let cpu = (floor.child.cpu_secs() - cpu_start) * 1e6 / args.throughput_requests as f64;
+        let cpu = (floor.child.cpu_secs_fine() - cpu_start) * 1e6 / args.throughput_requests as f64;
         if let Some(slot) = cpu_to {
             *slot = Some(cpu);
         }
@@ -673,18 +679,33 @@ async fn run(args: Args) -> Result<(), String> {
     }
     // Issue 14: what the gateway keeps once the load is over (the recorder
     // drained, the connections closed).
-    drain(proxied).await;
-    tokio::time::sleep(soak::IDLE_SETTLE).await;
-    rows.push(Row {
-        what: format!(
-            "gateway RSS after the load (recording drained, {} s idle)",
-            soak::IDLE_SETTLE.as_secs()
-        ),
-        direct: "–".into(),
-        gateway: format!("{:.1} MB", gw.rss_bytes() as f64 / (1024.0 * 1024.0)),
-        delta: String::new(),
-        target: "≤ 30 MB",
-    });
+    rows.push(settled_rss(proxied, &gw, "the load", "≤ 30 MB").await);
+    if args.rounds > 0 {
+        let before = recorder_counts(proxied).await?;
+        let sides = rounds::Sides {
+            direct,
+            gateway: &gw,
+            floor0: &blocking_relay.child,
+            unrecorded: unrecorded.as_ref().map(|u| &u.child),
+        };
+        let load = rounds::Load {
+            sequential: block,
+            concurrent: args.throughput_requests,
+            conns: args.conns,
+        };
+        rows.extend(rounds::run(&sides, &shapes[0].1, load, args.rounds).await?);
+        let after = recorder_counts(proxied).await?;
+        rows.push(Row {
+            what: "events dropped by the recorder during the rounds".into(),
+            direct: "–".into(),
+            gateway: format!("{:.0}", after.0 - before.0),
+            delta: format!("{:.0} written", after.1 - before.1),
+            target: "0",
+        });
+        // After the benchmark's load (above, the target's figure), the
+        // rounds' load is several times more.
+        rows.push(settled_rss(proxied, &gw, "the rounds", "").await);
+    }
     let peak = gw.peak_rss_bytes();
     rows.push(Row {
         what: "gateway peak RSS over the whole run".into(),
@@ -721,6 +742,28 @@ async fn run(args: Args) -> Result<(), String> {
     Ok(())
 }
 
+/// The gateway's RSS once the load `after` names is over: the recorder
+/// drained, the connections closed, [`soak::IDLE_SETTLE`] idle.
+async fn settled_rss(
+    proxied: std::net::SocketAddr,
+    gw: &child::GatewayChild,
+    after: &str,
+    target: &'static str,
+) -> Row {
+    drain(proxied).await;
+    tokio::time::sleep(soak::IDLE_SETTLE).await;
+    Row {
+        what: format!(
+            "gateway RSS after {after} (recording drained, {} s idle)",
+            soak::IDLE_SETTLE.as_secs()
+        ),
+        direct: "–".into(),
+        gateway: format!("{:.1} MB", gw.rss_bytes() as f64 / (1024.0 * 1024.0)),
+        delta: String::new(),
+        target,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -745,6 +788,8 @@ mod tests {
         }
         // A soak runs none of those phases.
         assert_eq!(args(&["--soak", "60", "--requests", "0"]).unwrap().soak, 60);
+        assert_eq!(args(&["--rounds", "5"]).unwrap().rounds, 5);
+        assert_eq!(args(&[]).unwrap().rounds, 0);
         assert_eq!(args(&["--streams", "0"]).unwrap().streams, 0);
     }
 

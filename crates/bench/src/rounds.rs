@@ -1,0 +1,304 @@
+//! `--rounds N`: issue 14's ratios to floor 0, taken N times in alternated
+//! rounds, with their median and range.
+//!
+//! The main phases measure each process once, one after the other, so a
+//! host that slows down between two of them moves a ratio by itself (on
+//! the 2-CPU VM, rounds of the same 32-connection load read 1.17× to
+//! 2.60× floor 0). Here every round measures the recording gateway, floor 0 and
+//! the gateway without recording back to back, in an order that rotates
+//! from round to round, on the same requests (and, at many connections,
+//! the direct connection for the throughput's ratio); CPU from the scheduler's
+//! accounting (ns, [`GatewayChild::cpu_secs_fine`]), not clock ticks, so
+//! a round of a few thousand requests is not rounded to 10 ms.
+
+use std::{net::SocketAddr, time::Duration};
+
+use crate::{
+    Row,
+    child::GatewayChild,
+    load::{Shape, percentile_ms, sequential, throughput},
+};
+
+/// After a child's requests, before its CPU is read: the recorder's flush
+/// interval (200 ms) and a margin, so the round's events are written in it.
+const FLUSH: Duration = Duration::from_millis(300);
+
+/// The processes a round measures.
+pub(crate) struct Sides<'a> {
+    pub(crate) direct: SocketAddr,
+    pub(crate) gateway: &'a GatewayChild,
+    pub(crate) floor0: &'a GatewayChild,
+    pub(crate) unrecorded: Option<&'a GatewayChild>,
+}
+
+/// How much load a round puts on each process.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Load {
+    /// Sequential requests at one connection.
+    pub(crate) sequential: usize,
+    /// Requests at `conns` connections.
+    pub(crate) concurrent: usize,
+    pub(crate) conns: usize,
+}
+
+/// One round's figures.
+#[derive(Debug, Clone, Copy)]
+struct Round {
+    /// The gateway's CPU per request over floor 0's, at one connection.
+    cpu_one: f64,
+    /// The same at `conns` connections.
+    cpu_many: f64,
+    /// The gateway without recording over floor 0, at one connection and
+    /// at `conns`.
+    unrecorded: Option<(f64, f64)>,
+    /// The gateway's p50 minus floor 0's at one connection (ms): its added
+    /// p50 minus floor 0's added p50, both against the same direct block.
+    added_over_floor0_ms: f64,
+    /// The gateway's requests per second at `conns` connections over the
+    /// direct connection's.
+    throughput: f64,
+}
+
+/// Median, least and greatest of a round's figure.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Spread {
+    pub(crate) median: f64,
+    pub(crate) min: f64,
+    pub(crate) max: f64,
+}
+
+/// The spread of `values`, `None` when there are none (or any is NaN: a
+/// figure that could not be measured is not averaged away). An even count's
+/// median is the mean of the middle two.
+pub(crate) fn spread(values: &[f64]) -> Option<Spread> {
+    if values.is_empty() || values.iter().any(|v| v.is_nan()) {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    let median = if v.len().is_multiple_of(2) {
+        (v[mid - 1] + v[mid]) / 2.0
+    } else {
+        v[mid]
+    };
+    Some(Spread {
+        median,
+        min: v[0],
+        max: v[v.len() - 1],
+    })
+}
+
+/// Runs `rounds` rounds of `load` with `shape` and returns their rows.
+pub(crate) async fn run(
+    sides: &Sides<'_>,
+    shape: &Shape,
+    load: Load,
+    rounds: usize,
+) -> Result<Vec<Row>, String> {
+    let mut done = Vec::with_capacity(rounds);
+    for r in 0..rounds {
+        done.push(round(sides, shape, load, r).await?);
+    }
+    Ok(rows(&done, load, rounds))
+}
+
+/// The processes in round `r`'s order: each goes first in turn.
+fn order(r: usize, n: usize) -> impl Iterator<Item = usize> {
+    (0..n).map(move |k| (r + k) % n)
+}
+
+async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result<Round, String> {
+    let mut procs = vec![sides.gateway, sides.floor0];
+    procs.extend(sides.unrecorded);
+    let mut cpu_one = vec![0.0; procs.len()];
+    let mut cpu_many = vec![0.0; procs.len()];
+    let mut p50 = vec![0.0; procs.len()];
+    let session = |i: usize| Some(format!("round{r}-{}", i / 4));
+    // The direct block first: the mock warm for all three.
+    sequential(sides.direct, shape, load.sequential.min(200), &session).await?;
+    for k in order(r, procs.len()) {
+        let child = procs[k];
+        let start = child.cpu_secs_fine();
+        let (mut totals, _) = sequential(child.addr, shape, load.sequential, &session).await?;
+        tokio::time::sleep(FLUSH).await;
+        cpu_one[k] = per_request_us(child.cpu_secs_fine() - start, totals.len());
+        p50[k] = percentile_ms(&mut totals, 50.0);
+    }
+    // At `conns` connections the direct connection takes its turn too, for
+    // the throughput's ratio.
+    let mut tp = vec![0.0; procs.len() + 1];
+    for k in order(r, procs.len() + 1) {
+        let prefix = format!("round{r}-tp");
+        let Some(&child) = procs.get(k) else {
+            tp[k] = throughput(sides.direct, shape, load.conns, load.concurrent, &prefix).await?;
+            continue;
+        };
+        let start = child.cpu_secs_fine();
+        tp[k] = throughput(child.addr, shape, load.conns, load.concurrent, &prefix).await?;
+        tokio::time::sleep(FLUSH).await;
+        // `throughput` sends `concurrent / conns` requests on each connection.
+        let sent = load.concurrent / load.conns * load.conns;
+        cpu_many[k] = per_request_us(child.cpu_secs_fine() - start, sent);
+    }
+    Ok(Round {
+        cpu_one: cpu_one[0] / cpu_one[1],
+        cpu_many: cpu_many[0] / cpu_many[1],
+        unrecorded: (procs.len() > 2).then(|| (cpu_one[2] / cpu_one[1], cpu_many[2] / cpu_many[1])),
+        added_over_floor0_ms: p50[0] - p50[1],
+        throughput: tp[0] / tp[procs.len()],
+    })
+}
+
+fn per_request_us(cpu_secs: f64, requests: usize) -> f64 {
+    cpu_secs * 1e6 / requests.max(1) as f64
+}
+
+fn rows(done: &[Round], load: Load, rounds: usize) -> Vec<Row> {
+    let ratio = |v: f64| format!("{v:.2}×");
+    let added = |v: f64| format!("{:+.3} ms", v);
+    let row = |what: String, values: Vec<f64>, show: &dyn Fn(f64) -> String, target| {
+        let (gateway, delta) = match spread(&values) {
+            Some(s) => (
+                show(s.median),
+                format!(
+                    "median; range {} – {} (rounds: {})",
+                    show(s.min),
+                    show(s.max),
+                    values
+                        .iter()
+                        .map(|&v| show(v))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
+            None => ("–".into(), "not measured".into()),
+        };
+        Row {
+            what,
+            direct: "–".into(),
+            gateway,
+            delta,
+            target,
+        }
+    };
+    let of = |f: fn(&Round) -> f64| done.iter().map(f).collect::<Vec<_>>();
+    let mut out = vec![
+        row(
+            format!(
+                "CPU per request ÷ floor 0's, 1 connection, {rounds} alternated rounds of {} requests",
+                load.sequential
+            ),
+            of(|r| r.cpu_one),
+            &ratio,
+            "≤ 2×",
+        ),
+        row(
+            format!(
+                "CPU per request ÷ floor 0's, {} connections, {rounds} alternated rounds of {} requests",
+                load.conns, load.concurrent
+            ),
+            of(|r| r.cpu_many),
+            &ratio,
+            "≤ 1.5×",
+        ),
+        row(
+            format!(
+                "added p50 over floor 0's, 1 connection (the gateway's p50 − floor 0's), {rounds} rounds"
+            ),
+            of(|r| r.added_over_floor0_ms),
+            &added,
+            "≤ +0.030 ms",
+        ),
+        row(
+            format!(
+                "throughput at {} connections ÷ direct's, the same rounds",
+                load.conns
+            ),
+            of(|r| r.throughput),
+            &ratio,
+            "≥ 0.6×",
+        ),
+    ];
+    let unrecorded: Option<Vec<(f64, f64)>> = done.iter().map(|r| r.unrecorded).collect();
+    if let Some(values) = unrecorded {
+        for (at, pick) in [
+            ("1 connection".to_string(), 0),
+            (format!("{} connections", load.conns), 1),
+        ] {
+            out.push(row(
+                format!("the gateway without recording: CPU per request ÷ floor 0's, {at}, the same rounds"),
+                values.iter().map(|v| if pick == 0 { v.0 } else { v.1 }).collect(),
+                &ratio,
+                "reference",
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_spread_of_odd_and_even_counts() {
+        let s = spread(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
+        let s = spread(&[4.0, 1.0, 3.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max), (2.5, 1.0, 4.0));
+        assert_eq!(spread(&[]), None);
+        assert_eq!(spread(&[1.0, f64::NAN]), None);
+    }
+
+    #[test]
+    fn every_process_goes_first_in_turn() {
+        let firsts: Vec<usize> = (0..3).map(|r| order(r, 3).next().unwrap()).collect();
+        assert_eq!(firsts, [0, 1, 2]);
+        for r in 0..5 {
+            let mut o: Vec<usize> = order(r, 3).collect();
+            o.sort();
+            assert_eq!(o, [0, 1, 2]);
+        }
+    }
+
+    #[test]
+    fn rows_show_the_median_and_each_round() {
+        let round = |c: f64| Round {
+            cpu_one: c,
+            cpu_many: c / 2.0,
+            unrecorded: None,
+            added_over_floor0_ms: 0.01 * c,
+            throughput: c / 8.0,
+        };
+        let load = Load {
+            sequential: 100,
+            concurrent: 320,
+            conns: 32,
+        };
+        let out = rows(&[round(4.0), round(3.0), round(5.0)], load, 3);
+        assert_eq!(out.len(), 4);
+        assert_eq!(out[0].gateway, "4.00×");
+        assert_eq!(
+            out[0].delta,
+            "median; range 3.00× – 5.00× (rounds: 4.00×, 3.00×, 5.00×)"
+        );
+        assert_eq!(out[1].gateway, "2.00×");
+        assert_eq!(out[2].gateway, "+0.040 ms");
+        assert_eq!(out[3].gateway, "0.50×");
+    }
+
+    proptest! {
+        #[test]
+        fn the_median_lies_between_the_extremes(v in proptest::collection::vec(-1e6f64..1e6, 1..40)) {
+            let s = spread(&v).unwrap();
+            prop_assert!(s.min <= s.median && s.median <= s.max);
+            prop_assert_eq!(s.min, v.iter().copied().fold(f64::INFINITY, f64::min));
+            prop_assert_eq!(s.max, v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+            let below = v.iter().filter(|&&x| x < s.median).count();
+            let above = v.iter().filter(|&&x| x > s.median).count();
+            prop_assert!(below <= v.len() / 2 && above <= v.len() / 2);
+        }
+    }
+}
