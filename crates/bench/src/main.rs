@@ -50,6 +50,11 @@ use floor::Floor;
 use load::{Conn, Shape, percentile_ms, sequential, throughput};
 use toolwarden_mock_provider::{Fault, MockOptions, MockProvider};
 
+/// After a phase's requests, before the gateway's CPU or counts are read:
+/// the recorder's flush interval (200 ms) and a margin, so the phase's
+/// events are written in it.
+const RECORDER_FLUSH: Duration = Duration::from_millis(300);
+
 #[derive(Debug, Clone)]
 struct Args {
     requests: usize,
@@ -445,7 +450,7 @@ async fn run(args: Args) -> Result<(), String> {
             });
         }
     }
-    tokio::time::sleep(Duration::from_millis(300)).await; // let the recorder flush
+    tokio::time::sleep(RECORDER_FLUSH).await;
     let cpu_us = (gw.cpu_secs_fine() - cpu_start) * 1e6 / gw_requests.max(1) as f64;
     let after_latency = recorder_counts(proxied).await?;
     let overhead_end = overhead_totals(proxied).await?;
@@ -501,7 +506,7 @@ async fn run(args: Args) -> Result<(), String> {
         g_all.extend(g);
         done += n;
     }
-    tokio::time::sleep(Duration::from_millis(300)).await; // let the recorder flush
+    tokio::time::sleep(RECORDER_FLUSH).await;
     let codex_cpu_us = (gw.cpu_secs_fine() - cpu_start) * 1e6 / g_all.len().max(1) as f64;
     let zstd_kb = zstd(&codex.body).len() as f64 / 1024.0;
     for p in [50.0, 99.0] {
@@ -560,7 +565,7 @@ async fn run(args: Args) -> Result<(), String> {
     let d1 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d1").await?;
     let cpu_tp_start = gw.cpu_secs_fine();
     let g = throughput(proxied, shape, args.conns, args.throughput_requests, "tp-g").await?;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::sleep(RECORDER_FLUSH).await;
     let cpu_tp = (gw.cpu_secs_fine() - cpu_tp_start) * 1e6 / args.throughput_requests as f64;
     let after_throughput = recorder_counts(proxied).await?;
     let d2 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d2").await?;

@@ -11,17 +11,13 @@
 //! accounting (ns, [`GatewayChild::cpu_secs_fine`]), not clock ticks, so
 //! a round of a few thousand requests is not rounded to 10 ms.
 
-use std::{net::SocketAddr, time::Duration};
+use std::net::SocketAddr;
 
 use crate::{
-    Row,
+    RECORDER_FLUSH, Row,
     child::GatewayChild,
     load::{Shape, percentile_ms, sequential, throughput},
 };
-
-/// After a child's requests, before its CPU is read: the recorder's flush
-/// interval (200 ms) and a margin, so the round's events are written in it.
-const FLUSH: Duration = Duration::from_millis(300);
 
 /// The processes a round measures.
 pub(crate) struct Sides<'a> {
@@ -121,7 +117,7 @@ async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result
         let child = procs[k];
         let start = child.cpu_secs_fine();
         let (mut totals, _) = sequential(child.addr, shape, load.sequential, &session).await?;
-        tokio::time::sleep(FLUSH).await;
+        tokio::time::sleep(RECORDER_FLUSH).await;
         cpu_one[k] = per_request_us(child.cpu_secs_fine() - start, totals.len());
         p50[k] = percentile_ms(&mut totals, 50.0);
     }
@@ -136,7 +132,7 @@ async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result
         };
         let start = child.cpu_secs_fine();
         tp[k] = throughput(child.addr, shape, load.conns, load.concurrent, &prefix).await?;
-        tokio::time::sleep(FLUSH).await;
+        tokio::time::sleep(RECORDER_FLUSH).await;
         // `throughput` sends `concurrent / conns` requests on each connection.
         let sent = load.concurrent / load.conns * load.conns;
         cpu_many[k] = per_request_us(child.cpu_secs_fine() - start, sent);
@@ -222,13 +218,14 @@ fn rows(done: &[Round], load: Load, rounds: usize) -> Vec<Row> {
     ];
     let unrecorded: Option<Vec<(f64, f64)>> = done.iter().map(|r| r.unrecorded).collect();
     if let Some(values) = unrecorded {
-        for (at, pick) in [
-            ("1 connection".to_string(), 0),
-            (format!("{} connections", load.conns), 1),
+        let (one, many): (Vec<f64>, Vec<f64>) = values.into_iter().unzip();
+        for (at, values) in [
+            ("1 connection".to_string(), one),
+            (format!("{} connections", load.conns), many),
         ] {
             out.push(row(
                 format!("the gateway without recording: CPU per request ÷ floor 0's, {at}, the same rounds"),
-                values.iter().map(|v| if pick == 0 { v.0 } else { v.1 }).collect(),
+                values,
                 &ratio,
                 "reference",
             ));
