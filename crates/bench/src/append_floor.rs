@@ -145,7 +145,8 @@ fn rows(events_per_request: f64, requests: usize) -> Vec<EventRow> {
     out
 }
 
-fn fastrand_alnum(n: usize) -> String {
+/// `n` random ASCII letters and digits, as in the ids of providers.
+pub(crate) fn fastrand_alnum(n: usize) -> String {
     std::iter::repeat_with(fastrand::alphanumeric)
         .take(n)
         .collect()

@@ -1,9 +1,11 @@
 //! Recording's cost and its budget under issue 14's CPU targets, from one
 //! run's numbers: the gateway, the same gateway without recording, and
 //! floor 0, at one connection and at many; beside them the least a SQLite
-//! row per event costs (`append_floor.rs`).
+//! row per event costs (`append_floor.rs`) and the least the store's own
+//! rows for the run's traffic cost (`schema_floor.rs`).
 
 use crate::Row;
+use crate::schema_floor::RowMix;
 
 /// How the bench names the gateway child that records nothing.
 pub(crate) const UNRECORDED: &str = "the same gateway without recording (no database, no JSONL)";
@@ -29,14 +31,17 @@ impl CpuAt {
 }
 
 /// The rows: recording's cost, its budget (≤ 2 × floor 0 at one
-/// connection, ≤ 1.5 × at `conns`), and the append floor's cost of
-/// `events_per_request` events (`append_us`).
+/// connection, ≤ 1.5 × at `conns`), the append floor's cost of
+/// `events_per_request` events (`append_us`), and the schema floor's cost
+/// of the store's rows (`schema`: their mix and µs per request), when the
+/// run recorded to SQLite.
 pub(crate) fn rows(
     one: CpuAt,
     many: CpuAt,
     conns: usize,
     events_per_request: f64,
     append_us: f64,
+    schema: Option<(RowMix, f64)>,
 ) -> Vec<Row> {
     let row = |what: String, gateway: String, target: &'static str| Row {
         what,
@@ -45,7 +50,7 @@ pub(crate) fn rows(
         delta: String::new(),
         target,
     };
-    vec![
+    let mut out = vec![
         row(
             format!(
                 "recording's cost per request: the gateway minus the same gateway without recording, 1 / {conns} connections"
@@ -68,7 +73,22 @@ pub(crate) fn rows(
             format!("{append_us:.1} µs CPU"),
             "reference",
         ),
-    ]
+    ];
+    if let Some((mix, us)) = schema {
+        out.push(row(
+            format!(
+                "the least the store's rows cost: per request a request row, {:.2} result-only rows, {:.2} call rows, {:.2} ledger keys and {:.2} sessions (as this run's database holds) inserted into the store's schema with all its indexes (no lookups; sqlx, WAL, {} events per transaction)",
+                mix.orphans,
+                mix.calls,
+                mix.ledger,
+                mix.sessions,
+                toolwarden_store::DEFAULT_BATCH_MAX
+            ),
+            format!("{us:.1} µs CPU"),
+            "reference",
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -87,10 +107,26 @@ mod tests {
             gateway: 48.0,
             unrecorded: 34.0,
         };
-        let rows = rows(one, many, 32, 2.0, 1.6);
+        let rows = super::rows(one, many, 32, 2.0, 1.6, None);
         assert_eq!(rows[0].gateway, "17.0 / 14.0 µs CPU");
         assert_eq!(rows[1].gateway, "15.0 / 2.0 µs CPU");
         assert!(rows[1].what.ends_with("at 32"), "{}", rows[1].what);
         assert_eq!(rows[2].gateway, "1.6 µs CPU");
+        assert_eq!(rows.len(), 3, "no schema floor without a SQLite store");
+        let mix = RowMix {
+            orphans: 1.07,
+            calls: 0.0,
+            ledger: 1.07,
+            sessions: 0.26,
+            excerpt_len: 300,
+        };
+        let rows = super::rows(one, many, 32, 2.0, 1.6, Some((mix, 9.31)));
+        assert_eq!(rows[3].gateway, "9.3 µs CPU");
+        assert!(
+            rows[3].what.contains("1.07 result-only rows"),
+            "{}",
+            rows[3].what
+        );
+        assert!(rows[3].what.contains("0.26 sessions"), "{}", rows[3].what);
     }
 }

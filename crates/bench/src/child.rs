@@ -547,8 +547,15 @@ pub fn process_cpu_secs(pid: u32) -> Option<f64> {
 /// each `/proc/PID/task/*/sched`, in ns); `None` where that is not
 /// available. Time of threads that ended is not in it.
 pub fn threads_cpu_secs(pid: &str) -> Option<f64> {
+    let tasks = task_runtimes(pid)?;
+    (!tasks.is_empty()).then(|| tasks.iter().map(|(_, secs)| secs).sum())
+}
+
+/// Each live thread of process `pid`: its name and the CPU seconds it has
+/// run (`se.sum_exec_runtime`); `None` without `/proc/PID/task`.
+fn task_runtimes(pid: &str) -> Option<Vec<(String, f64)>> {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-    let mut ms = None;
+    let mut out = Vec::new();
     for task in tasks.flatten() {
         let sched = std::fs::read_to_string(task.path().join("sched")).unwrap_or_default();
         let run = sched
@@ -556,11 +563,59 @@ pub fn threads_cpu_secs(pid: &str) -> Option<f64> {
             .find_map(|l| l.strip_prefix("se.sum_exec_runtime"))
             .and_then(|l| l.split(':').nth(1))
             .and_then(|v| v.trim().parse::<f64>().ok());
-        if let Some(run) = run {
-            *ms.get_or_insert(0.0) += run;
+        if let Some(ms) = run {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            out.push((comm.trim_end().to_string(), ms / 1e3));
         }
     }
-    ms.map(|ms| ms / 1e3)
+    Some(out)
+}
+
+/// CPU seconds of a gateway's live threads by what they do.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ThreadsCpu {
+    /// The proxy workers (`toolwarden-w*`).
+    pub proxy: f64,
+    /// SQLite's connection threads (sqlx's, one a connection: the
+    /// recorder's writer, the checkpointer, the pool's readers).
+    pub sqlite: f64,
+    /// The rest: the control runtime (the recorder's task, the store's
+    /// other tasks, `/api/*`) and the main thread.
+    pub control: f64,
+}
+
+impl ThreadsCpu {
+    /// The gateway `pid`'s live threads' CPU by role; `None` without
+    /// `/proc/PID/task`.
+    pub fn of(pid: u32) -> Option<ThreadsCpu> {
+        let mut by = ThreadsCpu::default();
+        for (comm, secs) in task_runtimes(&pid.to_string())? {
+            *by.role_mut(&comm) += secs;
+        }
+        Some(by)
+    }
+
+    /// The counter a thread named `comm` adds to.
+    fn role_mut(&mut self, comm: &str) -> &mut f64 {
+        if comm.starts_with("toolwarden-w") {
+            &mut self.proxy
+        } else if comm.starts_with("sqlx-sqlite") {
+            &mut self.sqlite
+        } else {
+            &mut self.control
+        }
+    }
+
+    /// Each role's CPU µs per request from `before` to `self`, over
+    /// `requests` requests.
+    pub fn per_request_us(self, before: ThreadsCpu, requests: usize) -> ThreadsCpu {
+        let per = |a: f64, b: f64| (a - b) * 1e6 / requests.max(1) as f64;
+        ThreadsCpu {
+            proxy: per(self.proxy, before.proxy),
+            sqlite: per(self.sqlite, before.sqlite),
+            control: per(self.control, before.control),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -590,6 +645,33 @@ mod tests {
         burn_on_a_thread(0.05);
         let after = super::process_cpu_secs(pid).unwrap();
         assert!(after - before >= 0.05, "{before} -> {after}");
+    }
+
+    #[test]
+    fn threads_are_told_apart_by_their_names() {
+        let mut by = super::ThreadsCpu::default();
+        for (comm, secs) in [
+            ("toolwarden-w0", 1.0),
+            ("toolwarden-w1", 2.0),
+            ("sqlx-sqlite-wor", 4.0),
+            ("tokio-rt-worker", 8.0),
+            ("toolwarden-bench", 16.0),
+        ] {
+            *by.role_mut(comm) += secs;
+        }
+        assert_eq!((by.proxy, by.sqlite, by.control), (3.0, 4.0, 24.0));
+        let per = by.per_request_us(super::ThreadsCpu::default(), 1_000_000);
+        assert_eq!((per.proxy, per.sqlite, per.control), (3.0, 4.0, 24.0));
+    }
+
+    #[test]
+    fn this_process_has_its_threads_counted() {
+        burn_on_a_thread(0.0);
+        let by = super::ThreadsCpu::of(std::process::id()).expect("/proc/self/task");
+        let total = super::threads_cpu_secs("self").unwrap();
+        let sum = by.proxy + by.sqlite + by.control;
+        // Read one after the other: this thread ran in between.
+        assert!(sum > 0.0 && (sum - total).abs() < 0.05, "{sum} vs {total}");
     }
 
     #[test]

@@ -40,6 +40,7 @@ mod floor;
 mod host;
 mod load;
 mod rounds;
+mod schema_floor;
 mod soak;
 mod soak_check;
 
@@ -669,12 +670,27 @@ async fn run(args: Args) -> Result<(), String> {
         let appended = args.throughput_requests.max(20_000);
         let append_us =
             append_floor::cpu_us_per_request(dir.path(), events_per_request, appended).await?;
+        // The same run's rows in the store's own schema, when it records to
+        // SQLite (`schema_floor.rs`).
+        let schema = match args.record {
+            Record::Off => None,
+            _ => match schema_floor::RowMix::of(&dir.path().join("bench.db")).await? {
+                Some(mix) => {
+                    let cache = toolwarden_store::DEFAULT_SQLITE_WRITER_CACHE_KIB;
+                    let us =
+                        schema_floor::cpu_us_per_request(dir.path(), mix, appended, cache).await?;
+                    Some((mix, us))
+                }
+                None => None,
+            },
+        };
         rows.extend(budget::rows(
             one,
             many,
             args.conns,
             events_per_request,
             append_us,
+            schema,
         ));
     }
     if args.alerts_requests > 0 {

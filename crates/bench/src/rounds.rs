@@ -15,7 +15,7 @@ use std::net::SocketAddr;
 
 use crate::{
     RECORDER_FLUSH, Row,
-    child::GatewayChild,
+    child::{GatewayChild, ThreadsCpu},
     load::{Shape, percentile_ms, sequential, throughput},
 };
 
@@ -53,6 +53,9 @@ struct Round {
     /// The gateway's requests per second at `conns` connections over the
     /// direct connection's.
     throughput: f64,
+    /// The recording gateway's CPU µs per request at `conns` connections
+    /// by thread role (`None` without `/proc/PID/task`).
+    by_thread: Option<ThreadsCpu>,
 }
 
 /// Median, least and greatest of a round's figure.
@@ -124,6 +127,7 @@ async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result
     // At `conns` connections the direct connection takes its turn too, for
     // the throughput's ratio.
     let mut tp = vec![0.0; procs.len() + 1];
+    let mut by_thread = None;
     for k in order(r, procs.len() + 1) {
         let prefix = format!("round{r}-tp");
         let Some(&child) = procs.get(k) else {
@@ -131,11 +135,17 @@ async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result
             continue;
         };
         let start = child.cpu_secs_fine();
+        let threads = ThreadsCpu::of(child.pid());
         tp[k] = throughput(child.addr, shape, load.conns, load.concurrent, &prefix).await?;
         tokio::time::sleep(RECORDER_FLUSH).await;
         // `throughput` sends `concurrent / conns` requests on each connection.
         let sent = load.concurrent / load.conns * load.conns;
         cpu_many[k] = per_request_us(child.cpu_secs_fine() - start, sent);
+        if k == 0 {
+            by_thread = threads
+                .zip(ThreadsCpu::of(child.pid()))
+                .map(|(before, after)| after.per_request_us(before, sent));
+        }
     }
     Ok(Round {
         cpu_one: cpu_one[0] / cpu_one[1],
@@ -143,6 +153,7 @@ async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result
         unrecorded: (procs.len() > 2).then(|| (cpu_one[2] / cpu_one[1], cpu_many[2] / cpu_many[1])),
         added_over_floor0_ms: p50[0] - p50[1],
         throughput: tp[0] / tp[procs.len()],
+        by_thread,
     })
 }
 
@@ -216,6 +227,27 @@ fn rows(done: &[Round], load: Load, rounds: usize) -> Vec<Row> {
             "≥ 0.6×",
         ),
     ];
+    let by_thread: Option<Vec<ThreadsCpu>> = done.iter().map(|r| r.by_thread).collect();
+    if let Some(by) = by_thread {
+        let median = |f: fn(&ThreadsCpu) -> f64| {
+            spread(&by.iter().map(f).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.median)
+        };
+        out.push(Row {
+            what: format!(
+                "the recording gateway's CPU per request by thread at {} connections, median of the rounds: proxy workers / the control runtime (the recorder's task) / SQLite's connection threads",
+                load.conns
+            ),
+            direct: "–".into(),
+            gateway: format!(
+                "{:.1} / {:.1} / {:.1} µs",
+                median(|t| t.proxy),
+                median(|t| t.control),
+                median(|t| t.sqlite)
+            ),
+            delta: "live threads' time (`/proc/PID/task/*/sched`)".into(),
+            target: "reference",
+        });
+    }
     let unrecorded: Option<Vec<(f64, f64)>> = done.iter().map(|r| r.unrecorded).collect();
     if let Some(values) = unrecorded {
         let (one, many): (Vec<f64>, Vec<f64>) = values.into_iter().unzip();
@@ -268,6 +300,11 @@ mod tests {
             unrecorded: None,
             added_over_floor0_ms: 0.01 * c,
             throughput: c / 8.0,
+            by_thread: Some(ThreadsCpu {
+                proxy: 10.0 * c,
+                sqlite: c,
+                control: c / 4.0,
+            }),
         };
         let load = Load {
             sequential: 100,
@@ -275,7 +312,7 @@ mod tests {
             conns: 32,
         };
         let out = rows(&[round(4.0), round(3.0), round(5.0)], load, 3);
-        assert_eq!(out.len(), 4);
+        assert_eq!(out.len(), 5);
         assert_eq!(out[0].gateway, "4.00×");
         assert_eq!(
             out[0].delta,
@@ -284,6 +321,7 @@ mod tests {
         assert_eq!(out[1].gateway, "2.00×");
         assert_eq!(out[2].gateway, "+0.040 ms");
         assert_eq!(out[3].gateway, "0.50×");
+        assert_eq!(out[4].gateway, "40.0 / 1.0 / 4.0 µs");
     }
 
     proptest! {
