@@ -47,12 +47,7 @@ pub(crate) async fn cpu_us_per_request(
     requests: usize,
 ) -> Result<f64, String> {
     let path = dir.join("append-floor.db");
-    let options = SqliteConnectOptions::new()
-        .filename(&path)
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Normal)
-        .pragma("temp_store", "memory");
+    let options = writer_options(&path);
     let mut conn = SqliteConnection::connect_with(&options)
         .await
         .map_err(|e| format!("append floor: open {}: {e}", path.display()))?;
@@ -108,8 +103,32 @@ pub(crate) async fn cpu_us_per_request(
 
 /// `INSERT INTO events VALUES (?, …), …` for `n` rows.
 fn insert_sql(n: usize) -> String {
-    let one = format!("({})", ["?"; COLUMNS].join(", "));
-    format!("INSERT INTO events VALUES {}", vec![one; n].join(", "))
+    format!("INSERT INTO events VALUES {}", placeholders(COLUMNS, n))
+}
+
+/// The connection the floors write on (this one and `schema_floor.rs`),
+/// set up as the store's: WAL, `synchronous = NORMAL`, temporary tables in
+/// memory.
+pub(crate) fn writer_options(path: &Path) -> SqliteConnectOptions {
+    SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .pragma("temp_store", "memory")
+}
+
+/// `(?, …), …`: `rows` rows of `columns` placeholders each.
+pub(crate) fn placeholders(columns: usize, rows: usize) -> String {
+    let one = format!("({})", vec!["?"; columns].join(", "));
+    vec![one; rows].join(", ")
+}
+
+/// How many of a kind of row request `r` has when there are `per` a
+/// request on average, spread evenly (1.07 gives one each and a second
+/// every fourteenth or so).
+pub(crate) fn count_at(r: usize, per: f64) -> usize {
+    ((r + 1) as f64 * per).round() as usize - (r as f64 * per).round() as usize
 }
 
 /// The events of `requests` requests: per request one request row, then
@@ -125,7 +144,7 @@ fn rows(events_per_request: f64, requests: usize) -> Vec<EventRow> {
         let at_ms = 1_700_000_000_000 + r as i64;
         let request_id = format!("{at_ms:012x}{:020x}", fastrand::u128(..) >> 48);
         let session_id = format!("lat-Anthropic-{}", r / 4);
-        let events = ((r + 1) as f64 * per).round() as usize - (r as f64 * per).round() as usize;
+        let events = count_at(r, per);
         for k in 0..events.max(1) {
             let tool_event = k > 0;
             out.push(EventRow {

@@ -672,17 +672,17 @@ async fn run(args: Args) -> Result<(), String> {
             append_floor::cpu_us_per_request(dir.path(), events_per_request, appended).await?;
         // The same run's rows in the store's own schema, when it records to
         // SQLite (`schema_floor.rs`).
-        let schema = match args.record {
+        let mix = match args.record {
             Record::Off => None,
-            _ => match schema_floor::RowMix::of(&dir.path().join("bench.db")).await? {
-                Some(mix) => {
-                    let cache = toolwarden_store::DEFAULT_SQLITE_WRITER_CACHE_KIB;
-                    let us =
-                        schema_floor::cpu_us_per_request(dir.path(), mix, appended, cache).await?;
-                    Some((mix, us))
-                }
-                None => None,
-            },
+            _ => schema_floor::RowMix::of(&dir.path().join("bench.db")).await?,
+        };
+        let schema = match mix {
+            Some(mix) => {
+                let cache = toolwarden_store::DEFAULT_SQLITE_WRITER_CACHE_KIB;
+                let us = schema_floor::cpu_us_per_request(dir.path(), mix, appended, cache).await?;
+                Some((mix, us))
+            }
+            None => None,
         };
         rows.extend(budget::rows(
             one,

@@ -17,11 +17,11 @@
 
 use std::path::Path;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{Connection, SqliteConnection};
 use toolwarden_store::Store;
 
-use crate::append_floor::fastrand_alnum as alnum;
+use crate::append_floor::{count_at, fastrand_alnum as alnum, placeholders, writer_options};
 use crate::child::threads_cpu_secs;
 
 /// Events per transaction: the recorder's default batch.
@@ -115,12 +115,7 @@ pub(crate) async fn cpu_us_per_request(
         .map_err(|e| format!("schema floor: migrate: {e}"))?
         .close()
         .await;
-    let options = SqliteConnectOptions::new()
-        .filename(&path)
-        .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Normal)
-        .pragma("cache_size", format!("-{cache_kib}"))
-        .pragma("temp_store", "memory");
+    let options = writer_options(&path).pragma("cache_size", format!("-{cache_kib}"));
     let mut conn = SqliteConnection::connect_with(&options)
         .await
         .map_err(|e| format!("schema floor: open {}: {e}", path.display()))?;
@@ -178,20 +173,12 @@ async fn insert(
 
 /// `INSERT INTO table (columns) VALUES (?, …), …` for `n` rows.
 fn insert_sql(table: &Table, n: usize) -> String {
-    let one = format!("({})", vec!["?"; table.columns.len()].join(", "));
     format!(
         "INSERT INTO {} ({}) VALUES {}",
         table.name,
         table.columns.join(", "),
-        vec![one; n].join(", ")
+        placeholders(table.columns.len(), n)
     )
-}
-
-/// How many of a kind of row request `r` has when there are `per` a
-/// request on average (spread evenly: 1.07 gives one each and a second
-/// every fourteenth or so).
-fn count_at(r: usize, per: f64) -> usize {
-    ((r + 1) as f64 * per).round() as usize - (r as f64 * per).round() as usize
 }
 
 /// The rows of `requests` requests of `mix`, shaped as the gateway's: a
