@@ -56,6 +56,9 @@ struct Round {
     /// The recording gateway's CPU µs per request at `conns` connections
     /// by thread role (`None` without `/proc/PID/task`).
     by_thread: Option<ThreadsCpu>,
+    /// The same for the gateway without recording (`None` when it is not
+    /// in the rounds).
+    unrecorded_by_thread: Option<ThreadsCpu>,
 }
 
 /// Median, least and greatest of a round's figure.
@@ -127,7 +130,7 @@ async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result
     // At `conns` connections the direct connection takes its turn too, for
     // the throughput's ratio.
     let mut tp = vec![0.0; procs.len() + 1];
-    let mut by_thread = None;
+    let mut by_thread = [None, None, None];
     for k in order(r, procs.len() + 1) {
         let prefix = format!("round{r}-tp");
         let Some(&child) = procs.get(k) else {
@@ -141,11 +144,9 @@ async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result
         // `throughput` sends `concurrent / conns` requests on each connection.
         let sent = load.concurrent / load.conns * load.conns;
         cpu_many[k] = per_request_us(child.cpu_secs_fine() - start, sent);
-        if k == 0 {
-            by_thread = threads
-                .zip(ThreadsCpu::of(child.pid()))
-                .map(|(before, after)| after.per_request_us(before, sent));
-        }
+        by_thread[k] = threads
+            .zip(ThreadsCpu::of(child.pid()))
+            .map(|(before, after)| after.per_request_us(before, sent));
     }
     Ok(Round {
         cpu_one: cpu_one[0] / cpu_one[1],
@@ -153,8 +154,22 @@ async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result
         unrecorded: (procs.len() > 2).then(|| (cpu_one[2] / cpu_one[1], cpu_many[2] / cpu_many[1])),
         added_over_floor0_ms: p50[0] - p50[1],
         throughput: tp[0] / tp[procs.len()],
-        by_thread,
+        by_thread: by_thread[0],
+        unrecorded_by_thread: by_thread[2],
     })
+}
+
+/// The medians over the rounds of the proxy workers', the control
+/// runtime's and SQLite's threads' CPU per request.
+fn thread_medians(by: &[ThreadsCpu]) -> [f64; 3] {
+    let median = |f: fn(&ThreadsCpu) -> f64| {
+        spread(&by.iter().map(f).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.median)
+    };
+    [
+        median(|t| t.proxy),
+        median(|t| t.control),
+        median(|t| t.sqlite),
+    ]
 }
 
 fn per_request_us(cpu_secs: f64, requests: usize) -> f64 {
@@ -229,22 +244,30 @@ fn rows(done: &[Round], load: Load, rounds: usize) -> Vec<Row> {
     ];
     let by_thread: Option<Vec<ThreadsCpu>> = done.iter().map(|r| r.by_thread).collect();
     if let Some(by) = by_thread {
-        let median = |f: fn(&ThreadsCpu) -> f64| {
-            spread(&by.iter().map(f).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.median)
-        };
+        let [proxy, control, sqlite] = thread_medians(&by);
         out.push(Row {
             what: format!(
                 "the recording gateway's CPU per request by thread at {} connections, median of the rounds: proxy workers / the control runtime (the recorder's task) / SQLite's connection threads",
                 load.conns
             ),
             direct: "–".into(),
-            gateway: format!(
-                "{:.1} / {:.1} / {:.1} µs",
-                median(|t| t.proxy),
-                median(|t| t.control),
-                median(|t| t.sqlite)
-            ),
+            gateway: format!("{proxy:.1} / {control:.1} / {sqlite:.1} µs"),
             delta: "live threads' time (`/proc/PID/task/*/sched`)".into(),
+            target: "reference",
+        });
+    }
+    let unrecorded_by_thread: Option<Vec<ThreadsCpu>> =
+        done.iter().map(|r| r.unrecorded_by_thread).collect();
+    if let Some(by) = unrecorded_by_thread {
+        let [proxy, control, _] = thread_medians(&by);
+        out.push(Row {
+            what: format!(
+                "the gateway without recording: CPU per request by thread at {} connections, median of the rounds: proxy workers / the control runtime",
+                load.conns
+            ),
+            direct: "–".into(),
+            gateway: format!("{proxy:.1} / {control:.1} µs"),
+            delta: "live threads' time; the same traffic as the row above".into(),
             target: "reference",
         });
     }
@@ -305,6 +328,7 @@ mod tests {
                 sqlite: c,
                 control: c / 4.0,
             }),
+            unrecorded_by_thread: None,
         };
         let load = Load {
             sequential: 100,
@@ -322,6 +346,42 @@ mod tests {
         assert_eq!(out[2].gateway, "+0.040 ms");
         assert_eq!(out[3].gateway, "0.50×");
         assert_eq!(out[4].gateway, "40.0 / 1.0 / 4.0 µs");
+    }
+
+    #[test]
+    fn the_unrecorded_gateway_by_thread_shows_only_when_every_round_has_it() {
+        let round = |c: f64, unrecorded: Option<ThreadsCpu>| Round {
+            cpu_one: c,
+            cpu_many: c,
+            unrecorded: None,
+            added_over_floor0_ms: 0.0,
+            throughput: 1.0,
+            by_thread: None,
+            unrecorded_by_thread: unrecorded,
+        };
+        let threads = |proxy: f64| {
+            Some(ThreadsCpu {
+                proxy,
+                sqlite: 0.0,
+                control: proxy / 10.0,
+            })
+        };
+        let load = Load {
+            sequential: 100,
+            concurrent: 320,
+            conns: 32,
+        };
+        let all = [
+            round(1.0, threads(40.0)),
+            round(1.0, threads(44.0)),
+            round(1.0, threads(42.0)),
+        ];
+        let out = rows(&all, load, 3);
+        assert_eq!(out.len(), 5);
+        assert!(out[4].what.contains("without recording"), "{}", out[4].what);
+        assert_eq!(out[4].gateway, "42.0 / 4.2 µs");
+        let one_missing = [round(1.0, threads(40.0)), round(1.0, None)];
+        assert_eq!(rows(&one_missing, load, 2).len(), 4);
     }
 
     proptest! {
