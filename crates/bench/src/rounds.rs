@@ -130,7 +130,7 @@ async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result
     // At `conns` connections the direct connection takes its turn too, for
     // the throughput's ratio.
     let mut tp = vec![0.0; procs.len() + 1];
-    let mut by_thread = [None, None, None];
+    let mut by_thread = vec![None; procs.len()];
     for k in order(r, procs.len() + 1) {
         let prefix = format!("round{r}-tp");
         let Some(&child) = procs.get(k) else {
@@ -155,7 +155,7 @@ async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result
         added_over_floor0_ms: p50[0] - p50[1],
         throughput: tp[0] / tp[procs.len()],
         by_thread: by_thread[0],
-        unrecorded_by_thread: by_thread[2],
+        unrecorded_by_thread: by_thread.get(2).copied().flatten(),
     })
 }
 
