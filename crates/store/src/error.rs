@@ -184,7 +184,7 @@ impl std::error::Error for StoreError {
 /// The cost: an `@` in a path or query after a port (`h:5432/db?x=a@b`)
 /// hides what stands before it too.
 pub fn redact_url(url: &str) -> String {
-    let (scheme, rest) = url.split_at(url.find("://").map_or(0, |i| i + 3));
+    let (scheme, rest) = url.split_at(scheme_len(url));
     let mut out = String::with_capacity(url.len());
     out.push_str(scheme);
     let rest = match password(rest) {
@@ -224,6 +224,20 @@ pub fn redact_url(url: &str) -> String {
     }
     out.push_str(fragment);
     out
+}
+
+/// The length of `url`'s `scheme://`, or 0 when it has none. What comes
+/// before the first `://` is a scheme only when it is one by RFC 3986
+/// (a letter, then letters, digits, `+`, `-`, `.`): in `u:pa://ss@host`
+/// the `://` is the password's.
+fn scheme_len(url: &str) -> usize {
+    let Some(end) = url.find("://") else {
+        return 0;
+    };
+    let mut chars = url[..end].chars();
+    let is_scheme = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if is_scheme { end + 3 } else { 0 }
 }
 
 /// `user:password@host…` (after the scheme): the user, and the rest from
@@ -304,6 +318,9 @@ mod tests {
                 "postgres://u:***@h/db?password=***",
             ),
             ("u:pw@collector:4318", "u:***@collector:4318"),
+            ("a:P://W@host", "a:***@host"),
+            ("a:b://c://d@host/x", "a:***@host/x"),
+            ("postgres://u:P://W@host", "postgres://u:***@host"),
         ] {
             assert_eq!(redact_url(url), shown, "{url}");
         }
