@@ -65,7 +65,9 @@ fn decode(pieces: &mut dyn Iterator<Item = &[u8]>) -> Option<(Vec<u8>, bool)> {
 /// text to redact: an outcome, never a panic. The excerpt is bounded
 /// (its head, the gap and its tail) and holds nothing the whole text's
 /// redaction cut when that cut nothing at all; where a URL the text ends
-/// inside starts is a char boundary (panics if not: a finding).
+/// inside starts is a char boundary; and the text as the password of a
+/// database or collector URL, with and without its scheme, is not shown
+/// when the URL is named (panics if not: a finding).
 pub fn redact(data: &[u8]) {
     use toolwarden_core::{classify, redact};
     let text = String::from_utf8_lossy(data);
@@ -82,6 +84,16 @@ pub fn redact(data: &[u8]) {
     if let Some(r) = classify::extract_resource(&text) {
         assert!(text.contains(&r), "{r:?} not in {text:?}");
     }
+    let _ = toolwarden_store::redact_url(&text);
+    // Marked at both ends, so the password shows only if it leaked.
+    let password = format!("\u{1}{text}\u{2}");
+    for url in [
+        format!("postgres://u:{password}@h:5432/db?sslmode=disable"),
+        format!("u:{password}@collector:4318"),
+    ] {
+        let shown = toolwarden_store::redact_url(&url);
+        assert!(!shown.contains(&password), "{url:?} shown as {shown:?}");
+    }
 }
 
 #[cfg(test)]
@@ -95,6 +107,8 @@ mod tests {
             "链接https://admin:pw@h/x",
             "not found: 请访问https://api.example.com/x",
             "X-Api-Key: abc def\nhooks.slack.com/services/T/B/x",
+            "P://W",
+            "a/b?c#d@e",
         ] {
             redact(input.as_bytes());
         }
