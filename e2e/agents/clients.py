@@ -13,6 +13,8 @@ failing and a succeeding command, a patch that applies and one that fails.
 
 import json
 import os
+import shlex
+import subprocess
 import uuid
 from dataclasses import dataclass, field
 
@@ -262,20 +264,15 @@ def gemini_compressed(tools, ws, key, version):
 
 # === Codex CLI ===
 
-def codex_config(home, gateway):
+def codex_config(home):
+    """The model and quiet settings; the provider comes on the command line
+    (`codex_overrides`). `.ci/ws_e2e.sh` runs Codex with the provider in
+    this file instead."""
     d = os.path.join(home, ".codex")
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.toml"), "w") as f:
-        f.write(f"""model = "gpt-5.5"
-model_provider = "toolwarden"
+        f.write("""model = "gpt-5.5"
 check_for_update_on_startup = false
-
-[model_providers.toolwarden]
-name = "OpenAI through toolwarden"
-base_url = "{gateway}/v1"
-env_key = "OPENAI_API_KEY"
-wire_api = "responses"
-supports_websockets = false
 
 [analytics]
 enabled = false
@@ -285,7 +282,18 @@ exporter = "none"
 """)
 
 
-def codex(tools, ws, key, version):
+def codex_overrides(toolwarden, gateway):
+    """The `-c` arguments of the one-run line `toolwarden env` prints for the
+    Codex CLI, split as a shell splits them: what a user would paste."""
+    out = subprocess.run([toolwarden, "env", "--url", gateway],
+                         capture_output=True, text=True, check=True).stdout
+    line = next(l for l in out.splitlines() if l.startswith("#   codex -c "))
+    words = shlex.split(line[1:])
+    assert words[0] == "codex", line
+    return words[1:]
+
+
+def codex(tools, ws, key, version, toolwarden):
     bin_ = os.path.join(tools, "node_modules", ".bin", "codex")
     # gpt-5.5, from Codex's own catalog: `exec_command`, and `apply_patch` as
     # a freeform (custom) tool whose input is the patch itself.
@@ -300,8 +308,14 @@ def codex(tools, ws, key, version):
     ]
     argv = [bin_, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
             "-C", ws, "Run the checks. [[e2e:codex-main]]"]
-    return Client("Codex CLI", version, runs=[Run("codex-main", argv, {"OPENAI_API_KEY": key})],
-                  scripts={"codex-main": steps}, conversations=1, setup=codex_config)
+    run = Run("codex-main", argv, {"OPENAI_API_KEY": key})
+
+    def setup(home, gateway):
+        codex_config(home)
+        run.argv[1:1] = codex_overrides(toolwarden, gateway)
+
+    return Client("Codex CLI", version, runs=[run],
+                  scripts={"codex-main": steps}, conversations=1, setup=setup)
 
 
 # === the SDKs, with tools defined in e2e/agents/ ===

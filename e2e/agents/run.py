@@ -317,7 +317,7 @@ def main():
         "claude-vertex": lambda ws: C.claude_vertex(args.tools, ws, KEY, v["claude"]),
         "gemini": lambda ws: C.gemini(args.tools, ws, KEY, v["gemini"]),
         "gemini-compress": lambda ws: C.gemini_compressed(args.tools, ws, KEY, v["gemini"]),
-        "codex": lambda ws: C.codex(args.tools, ws, KEY, v["codex"]),
+        "codex": lambda ws: C.codex(args.tools, ws, KEY, v["codex"], args.toolwarden),
         "ai": lambda ws: C.ai_sdk("ai", args.ai_tools, ws, KEY, v["ai"], args.ai_node, HERE),
         "ai6": lambda ws: C.ai_sdk("ai6", args.tools, ws, KEY, v["ai6"], node, HERE),
         "agents": lambda ws: C.openai_agents(ws, KEY, v["agents"], args.python, HERE),

@@ -6,7 +6,8 @@ use std::net::SocketAddr;
 /// and Gemini (CLI and SDK), and the Codex CLI's config (as comments: Codex
 /// reads `~/.codex/config.toml`, not the environment; a custom provider
 /// needs `supports_websockets = true` for Codex's WebSocket transport, which
-/// the gateway reads as it reads HTTP), for a gateway at `addr`. An
+/// the gateway reads as it reads HTTP; or the same provider as `-c`
+/// overrides on one command line), for a gateway at `addr`. An
 /// unspecified address (`0.0.0.0`, `[::]`) is written as loopback.
 pub fn env_lines(addr: SocketAddr) -> String {
     let mut addr = addr;
@@ -43,6 +44,8 @@ pub fn env_lines_for(base: &str) -> String {
          # Codex signed in with ChatGPT: the same, with\n\
          #   base_url = \"{base}/backend-api/codex\"\n\
          #   requires_openai_auth = true   # (no env_key)\n\
+         # or, for one run with an API key and no config file:\n\
+         #   codex -c model_provider=toolwarden -c model_providers.toolwarden.name=toolwarden -c 'model_providers.toolwarden.base_url=\"{base}/v1\"' -c model_providers.toolwarden.env_key=OPENAI_API_KEY -c model_providers.toolwarden.wire_api=responses\n\
          # Gemini CLI with API-key auth (it sends no session id: one session per run with\n\
          #   GEMINI_CLI_CUSTOM_HEADERS=\"x-session-id: $(uuidgen)\" gemini ...);\n\
          # for the google-genai SDK pass\n\
@@ -101,6 +104,43 @@ mod tests {
             return; // no shell here
         };
         assert_eq!(String::from_utf8_lossy(&out.stdout), "http://[::1]:9000");
+    }
+
+    /// The Codex CLI's one-run line, split as a POSIX shell splits it, is
+    /// `codex` and its `-c` overrides, the base URL a TOML string, IPv6
+    /// brackets and all.
+    #[test]
+    fn a_shell_splits_the_codex_line_into_its_overrides() {
+        let text = env_lines("[::1]:9000".parse().unwrap());
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix("#   codex -c "))
+            .expect("a one-run line for the Codex CLI");
+        let Ok(out) = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("set -- codex -c {line}; printf '%s\\n' \"$@\""))
+            .output()
+        else {
+            return; // no shell here
+        };
+        let words = String::from_utf8_lossy(&out.stdout).into_owned();
+        let words: Vec<&str> = words.lines().collect();
+        assert_eq!(
+            words,
+            [
+                "codex",
+                "-c",
+                "model_provider=toolwarden",
+                "-c",
+                "model_providers.toolwarden.name=toolwarden",
+                "-c",
+                "model_providers.toolwarden.base_url=\"http://[::1]:9000/v1\"",
+                "-c",
+                "model_providers.toolwarden.env_key=OPENAI_API_KEY",
+                "-c",
+                "model_providers.toolwarden.wire_api=responses",
+            ]
+        );
     }
 
     /// The README shows `toolwarden env`'s output at the default address:
