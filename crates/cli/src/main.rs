@@ -167,7 +167,12 @@ fn init_tracing(format: Option<LogFormat>) -> Result<LogFormat, String> {
                 ));
             }
         },
-        (None, Err(_)) => LogFormat::Text,
+        (None, Err(std::env::VarError::NotPresent)) => LogFormat::Text,
+        // As for every `TOOLWARDEN_` variable (`config::environment`),
+        // whichever command reads it.
+        (None, Err(std::env::VarError::NotUnicode(_))) => {
+            return Err("TOOLWARDEN_LOG_FORMAT: the value is not valid UTF-8".to_string());
+        }
     };
     // A `RUST_LOG` that does not parse is said to be ignored (it used to
     // be, silently: `toolwarden=verbose` logged as if unset). An empty one

@@ -432,6 +432,20 @@ fn a_variable_that_is_not_utf8_is_skipped_or_named() {
         stderr.contains("TOOLWARDEN_WORKERS") && !stderr.contains("panicked"),
         "{stderr}"
     );
+    // `TOOLWARDEN_LOG_FORMAT` is read by every command, those that read
+    // no configuration (`env --listen`) too: the same error.
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["env", "--listen", "9000"])
+        .env("TOOLWARDEN_LOG_FORMAT", bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("TOOLWARDEN_LOG_FORMAT") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
 }
 
 /// A reader that goes away (`| head -1`) ends the output quietly: exit 0,
