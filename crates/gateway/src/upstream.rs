@@ -140,7 +140,11 @@ fn build_with(config: &Config, http2_only: bool, pool: bool) -> Result<HttpClien
         .timer(TokioTimer::new())
         .pool_timer(TokioTimer::new())
         .pool_idle_timeout(IDLE_TIMEOUT)
-        .pool_max_idle_per_host(if pool { usize::MAX } else { 0 })
+        .pool_max_idle_per_host(if pool {
+            config.memory.upstream_max_idle
+        } else {
+            0
+        })
         .http2_only(http2_only)
         .build(https))
 }

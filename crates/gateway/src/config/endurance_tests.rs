@@ -185,10 +185,12 @@ fn memory_bounds_have_defaults_and_come_from_the_environment() {
         ("TOOLWARDEN_RECENT_RESULTS_CAPACITY", "2000"),
         ("TOOLWARDEN_DATABASE_WRITER_IDLE_MS", "750"),
         ("TOOLWARDEN_DATABASE_WRITE_TIMEOUT_MS", "2500"),
+        ("TOOLWARDEN_UPSTREAM_MAX_IDLE", "16"),
     ])
     .validate()
     .unwrap();
     let m = config.memory;
+    assert_eq!(m.upstream_max_idle, 16);
     assert_eq!(m.database_writer_idle, Duration::from_millis(750));
     assert_eq!(m.database_write_timeout, Duration::from_millis(2500));
     assert_eq!((m.database_cache_kib, m.database_max_connections), (512, 2));
@@ -206,6 +208,7 @@ fn zero_or_huge_memory_bounds_are_refused_by_name() {
     let err = env(&[
         ("TOOLWARDEN_RECORD_QUEUE_CAPACITY", "0"),
         ("TOOLWARDEN_RECENT_CALLS_CAPACITY", "0"),
+        ("TOOLWARDEN_UPSTREAM_MAX_IDLE", "0"),
         ("TOOLWARDEN_DATABASE_CACHE_KIB", "99999999999"),
     ])
     .validate()
@@ -217,6 +220,10 @@ fn zero_or_huge_memory_bounds_are_refused_by_name() {
     );
     assert!(
         err.contains("recent_calls_capacity must be greater than 0"),
+        "{err}"
+    );
+    assert!(
+        err.contains("upstream_max_idle must be greater than 0"),
         "{err}"
     );
     assert!(

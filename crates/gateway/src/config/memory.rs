@@ -47,6 +47,11 @@ pub(crate) const DEFAULT_RECORD_AGGREGATE_KEYS: u64 =
 pub(crate) const DEFAULT_RECENT_CALLS: u64 = 32_768;
 /// Keys of results already queued, per generation (two generations).
 pub(crate) const DEFAULT_RECENT_RESULTS: u64 = 65_536;
+/// Idle upstream connections per upstream and proxy worker, on both HTTP
+/// paths (`h1::pool`, hyper's pool): a burst of 1,000 concurrent requests
+/// leaves at most this many open once it is over (each a socket and, over
+/// TLS, its session's buffers), until they idle out.
+pub(crate) const DEFAULT_UPSTREAM_MAX_IDLE: u64 = 256;
 
 /// The validated bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +82,8 @@ pub struct MemoryBounds {
     pub recent_calls: usize,
     /// Result keys per generation.
     pub recent_results: usize,
+    /// Idle upstream connections per upstream and proxy worker.
+    pub upstream_max_idle: usize,
 }
 
 impl Default for MemoryBounds {
@@ -165,6 +172,12 @@ pub(super) fn validate(raw: &RawConfig, problems: &mut Vec<String>) -> MemoryBou
             raw.recent_results_capacity,
             DEFAULT_RECENT_RESULTS,
             1 << 26,
+        ) as usize,
+        upstream_max_idle: bound(
+            "upstream_max_idle",
+            raw.upstream_max_idle,
+            DEFAULT_UPSTREAM_MAX_IDLE,
+            1 << 16,
         ) as usize,
     }
 }

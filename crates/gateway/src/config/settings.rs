@@ -267,6 +267,8 @@ settings! {
     recent_calls_capacity: u64 = "32768";
     /// Keys of results already queued, per generation (two generations).
     recent_results_capacity: u64 = "65536";
+    /// Idle upstream connections kept for reuse per upstream and proxy worker, on both HTTP paths; one more is closed when its response ends.
+    upstream_max_idle: u64 = "256";
     /// Base URL of an Azure OpenAI resource (`https://myres.openai.azure.com`); until set, Azure requests get a 404.
     azure_upstream: String = "";
     /// Base URL of Vertex AI.

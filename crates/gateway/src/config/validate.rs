@@ -108,6 +108,7 @@ pub(super) const NUMBER_DEFAULTS: &[(&str, u64)] = &[
     ),
     ("recent_calls_capacity", memory::DEFAULT_RECENT_CALLS),
     ("recent_results_capacity", memory::DEFAULT_RECENT_RESULTS),
+    ("upstream_max_idle", memory::DEFAULT_UPSTREAM_MAX_IDLE),
 ];
 
 // === impl RawConfig ===

@@ -35,9 +35,6 @@ use crate::{
     upstream_url::Upstream,
 };
 
-/// Idle connections kept per provider and worker.
-const MAX_IDLE: usize = 256;
-
 /// An upstream connection.
 #[derive(Debug)]
 pub(crate) enum UpstreamIo {
@@ -54,6 +51,8 @@ pub(crate) struct Pool {
     tls: TlsConnector,
     connect_timeout: Duration,
     idle_timeout: Duration,
+    /// Idle connections kept per provider (`upstream_max_idle`).
+    max_idle: usize,
     /// Names reached at a fixed address ([`Config::resolve`]).
     resolve: crate::resolve::Resolve,
 }
@@ -76,6 +75,7 @@ impl Pool {
             tls: TlsConnector::from(Arc::new(tls)),
             connect_timeout: config.connect_timeout,
             idle_timeout: IDLE_TIMEOUT,
+            max_idle: config.memory.upstream_max_idle,
             resolve: config.resolve.clone(),
         })
     }
@@ -114,7 +114,7 @@ impl Pool {
         }
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let list = &mut idle[provider.index()];
-        if list.len() < MAX_IDLE {
+        if list.len() < self.max_idle {
             list.push_back(Idle {
                 io,
                 since: Instant::now(),
@@ -313,6 +313,37 @@ mod tests {
         assert_eq!(pool.sweep(), 2, "the ones idle too long");
         assert_eq!(idle(&pool), 0);
         assert!(pool.checkout(Provider::Anthropic).is_none());
+    }
+
+    /// At most `upstream_max_idle` idle connections are kept per provider:
+    /// the ones checked in past it are closed.
+    #[tokio::test]
+    async fn the_idle_connections_are_bounded() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut config = Config::for_tests(&format!("http://{addr}"));
+        config.memory.upstream_max_idle = 5;
+        let pool = Pool::new(&config).unwrap();
+        const MAX_IDLE: usize = 5;
+        let mut servers = Vec::new();
+        for _ in 0..MAX_IDLE + 3 {
+            let client = TcpStream::connect(addr).await.unwrap();
+            servers.push(listener.accept().await.unwrap().0);
+            pool.checkin(Provider::Anthropic, UpstreamIo::Plain(client), None);
+        }
+        assert_eq!(idle(&pool), MAX_IDLE);
+        // The three past the bound were dropped (their upstream reads EOF),
+        // the first kept.
+        let mut byte = [0u8; 1];
+        for server in &servers[MAX_IDLE..] {
+            assert_eq!(server.peek(&mut byte).await.unwrap(), 0);
+        }
+        let first = tokio::time::timeout(Duration::from_millis(50), servers[0].peek(&mut byte));
+        assert!(first.await.is_err(), "a kept connection is open");
+        let client = TcpStream::connect(addr).await.unwrap();
+        let _server = listener.accept().await.unwrap().0;
+        pool.checkin(Provider::OpenAi, UpstreamIo::Plain(client), None);
+        assert_eq!(idle(&pool), MAX_IDLE + 1, "the bound is per provider");
     }
 
     /// A connection whose upstream announced a short timeout goes once
