@@ -64,7 +64,7 @@ pub(crate) fn expire_by_keep_alive(captured: CaptureConnection, headers: &http::
     let announced = headers
         .get_all("keep-alive")
         .iter()
-        .find_map(|v| crate::pipeline::headers::keep_alive_timeout(v.as_bytes()));
+        .find_map(|v| keep_alive_timeout(v.as_bytes()));
     let window = reuse_window(announced, IDLE_TIMEOUT);
     if window >= IDLE_TIMEOUT {
         return;
@@ -149,6 +149,40 @@ fn build_with(config: &Config, http2_only: bool, pool: bool) -> Result<HttpClien
         .build(https))
 }
 
+/// The idle timeout an upstream announces in a `Keep-Alive` value
+/// (`timeout=5, max=100`: RFC 2068 §19.7.1.1, as Node's and Apache's
+/// servers send it): how long it keeps a connection open between
+/// requests, in whole seconds (quoted or not): the digits the value starts
+/// with, as undici (Node's `fetch`) reads them (`/timeout=(\d+)/`), so
+/// `timeout=5s` is 5 s and `timeout=1.5` 1 s, never longer than meant.
+/// `None` without a `timeout` parameter starting with a digit, or one too
+/// large to count.
+pub(crate) fn keep_alive_timeout(value: &[u8]) -> Option<Duration> {
+    value.split(|&b| b == b',').find_map(|param| {
+        let (name, value) = split_once(param, b'=')?;
+        if !name.trim_ascii().eq_ignore_ascii_case(b"timeout") {
+            return None;
+        }
+        let value = value.trim_ascii();
+        let value = value
+            .strip_prefix(b"\"")
+            .and_then(|v| v.strip_suffix(b"\""))
+            .unwrap_or(value);
+        let digits = value.iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits == 0 {
+            return None;
+        }
+        let secs: u64 = std::str::from_utf8(&value[..digits]).ok()?.parse().ok()?;
+        Some(Duration::from_secs(secs))
+    })
+}
+
+/// `bytes` split at the first `at`.
+fn split_once(bytes: &[u8], at: u8) -> Option<(&[u8], &[u8])> {
+    let i = bytes.iter().position(|&b| b == at)?;
+    Some((&bytes[..i], &bytes[i + 1..]))
+}
+
 /// The rustls client settings for upstreams (ALPN left to the caller).
 pub(crate) fn tls_config(config: &Config) -> Result<rustls::ClientConfig, GatewayError> {
     let mut roots = rustls::RootCertStore {
@@ -169,6 +203,8 @@ pub(crate) fn tls_config(config: &Config) -> Result<rustls::ClientConfig, Gatewa
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     /// The window is the announced timeout less half of it, at most 1 s
@@ -183,5 +219,59 @@ mod tests {
         assert_eq!(reuse_window(Some(s(600)), IDLE_TIMEOUT), IDLE_TIMEOUT);
         assert_eq!(reuse_window(Some(s(0)), IDLE_TIMEOUT), s(0));
         assert_eq!(reuse_window(Some(s(u64::MAX)), IDLE_TIMEOUT), IDLE_TIMEOUT);
+    }
+
+    /// `timeout=N` in any place, case and spacing, quoted or not; anything
+    /// else is none.
+    #[test]
+    fn a_keep_alive_timeout_is_read() {
+        let secs = |n| Some(Duration::from_secs(n));
+        assert_eq!(keep_alive_timeout(b"timeout=5"), secs(5));
+        assert_eq!(keep_alive_timeout(b"timeout=5, max=1000"), secs(5));
+        assert_eq!(keep_alive_timeout(b"max=10 , Timeout = 1"), secs(1));
+        assert_eq!(keep_alive_timeout(b"timeout=\"30\""), secs(30));
+        assert_eq!(keep_alive_timeout(b"timeout=0"), secs(0));
+        // As undici reads them: the digits first.
+        assert_eq!(keep_alive_timeout(b"timeout=5s"), secs(5));
+        assert_eq!(keep_alive_timeout(b"timeout=2s, max=10"), secs(2));
+        assert_eq!(keep_alive_timeout(b"timeout=1.5"), secs(1));
+        assert_eq!(keep_alive_timeout(b"timeout=\"5s\""), secs(5));
+        for none in [
+            &b""[..],
+            b"max=5",
+            b"timeout",
+            b"timeout=",
+            b"timeout=-1",
+            b"timeout=s5",
+            b"timeout=.5",
+            b"timeout=99999999999999999999999",
+            b"xtimeout=5",
+        ] {
+            assert_eq!(
+                keep_alive_timeout(none),
+                None,
+                "{}",
+                String::from_utf8_lossy(none)
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Any bytes: a timeout or none, never a panic; a written one reads
+        /// back among other parameters, whatever follows its digits.
+        #[test]
+        fn any_keep_alive_reads(
+            bytes in proptest::collection::vec(any::<u8>(), 0..60),
+            n in 0u64..100_000,
+            before in "[a-z]{1,6}=[0-9]{0,3}",
+            unit in "[a-z.]{0,3}",
+        ) {
+            let _ = keep_alive_timeout(&bytes);
+            let written = format!("{before}, timeout={n}{unit}, max=7");
+            prop_assert_eq!(
+                keep_alive_timeout(written.as_bytes()),
+                Some(Duration::from_secs(n))
+            );
+        }
     }
 }

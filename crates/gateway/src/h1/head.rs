@@ -250,7 +250,7 @@ pub(crate) struct ResponseHead {
     /// `content-encoding`, raw.
     pub content_encoding: Option<Vec<u8>>,
     /// The idle timeout the upstream announced for the connection
-    /// (`keep-alive: timeout=N`: [`headers::keep_alive_timeout`]).
+    /// (`keep-alive: timeout=N`: [`crate::upstream::keep_alive_timeout`]).
     pub keep_alive: Option<std::time::Duration>,
 }
 
@@ -359,7 +359,7 @@ pub(crate) fn parse_response(buf: &[u8], extras: ClientHeadExtras) -> ResponsePa
         } else if h.name.eq_ignore_ascii_case("content-encoding") {
             content_encoding.get_or_insert_with(|| h.value.to_vec());
         } else if h.name.eq_ignore_ascii_case("keep-alive") && keep_alive.is_none() {
-            keep_alive = headers::keep_alive_timeout(h.value);
+            keep_alive = crate::upstream::keep_alive_timeout(h.value);
         }
         if facts.is_hop_by_hop(h.name) {
             continue;

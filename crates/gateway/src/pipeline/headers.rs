@@ -146,40 +146,6 @@ pub(crate) fn unrelayed_answer(
     Some(unrelayed_transfer_coding_error(host, &coding))
 }
 
-/// The idle timeout an upstream announces in a `Keep-Alive` value
-/// (`timeout=5, max=100`: RFC 2068 §19.7.1.1, as Node's and Apache's
-/// servers send it): how long it keeps a connection open between
-/// requests, in whole seconds (quoted or not): the digits the value starts
-/// with, as undici (Node's `fetch`) reads them (`/timeout=(\d+)/`), so
-/// `timeout=5s` is 5 s and `timeout=1.5` 1 s, never longer than meant.
-/// `None` without a `timeout` parameter starting with a digit, or one too
-/// large to count.
-pub(crate) fn keep_alive_timeout(value: &[u8]) -> Option<std::time::Duration> {
-    value.split(|&b| b == b',').find_map(|param| {
-        let (name, value) = split_once(param, b'=')?;
-        if !name.trim_ascii().eq_ignore_ascii_case(b"timeout") {
-            return None;
-        }
-        let value = value.trim_ascii();
-        let value = value
-            .strip_prefix(b"\"")
-            .and_then(|v| v.strip_suffix(b"\""))
-            .unwrap_or(value);
-        let digits = value.iter().take_while(|b| b.is_ascii_digit()).count();
-        if digits == 0 {
-            return None;
-        }
-        let secs: u64 = std::str::from_utf8(&value[..digits]).ok()?.parse().ok()?;
-        Some(std::time::Duration::from_secs(secs))
-    })
-}
-
-/// `bytes` split at the first `at`.
-fn split_once(bytes: &[u8], at: u8) -> Option<(&[u8], &[u8])> {
-    let i = bytes.iter().position(|&b| b == at)?;
-    Some((&bytes[..i], &bytes[i + 1..]))
-}
-
 /// The error a response in a transfer coding the gateway does not relay
 /// ([`unrelayed_transfer_coding`]) is answered with.
 pub(crate) fn unrelayed_transfer_coding_error(host: &str, coding: &str) -> ProxyError {
@@ -441,60 +407,7 @@ mod tests {
         );
     }
 
-    /// `timeout=N` in any place, case and spacing, quoted or not; anything
-    /// else is none.
-    #[test]
-    fn a_keep_alive_timeout_is_read() {
-        use std::time::Duration;
-        let secs = |n| Some(Duration::from_secs(n));
-        assert_eq!(keep_alive_timeout(b"timeout=5"), secs(5));
-        assert_eq!(keep_alive_timeout(b"timeout=5, max=1000"), secs(5));
-        assert_eq!(keep_alive_timeout(b"max=10 , Timeout = 1"), secs(1));
-        assert_eq!(keep_alive_timeout(b"timeout=\"30\""), secs(30));
-        assert_eq!(keep_alive_timeout(b"timeout=0"), secs(0));
-        // As undici reads them: the digits first.
-        assert_eq!(keep_alive_timeout(b"timeout=5s"), secs(5));
-        assert_eq!(keep_alive_timeout(b"timeout=2s, max=10"), secs(2));
-        assert_eq!(keep_alive_timeout(b"timeout=1.5"), secs(1));
-        assert_eq!(keep_alive_timeout(b"timeout=\"5s\""), secs(5));
-        for none in [
-            &b""[..],
-            b"max=5",
-            b"timeout",
-            b"timeout=",
-            b"timeout=-1",
-            b"timeout=s5",
-            b"timeout=.5",
-            b"timeout=99999999999999999999999",
-            b"xtimeout=5",
-        ] {
-            assert_eq!(
-                keep_alive_timeout(none),
-                None,
-                "{}",
-                String::from_utf8_lossy(none)
-            );
-        }
-    }
-
     proptest! {
-        /// Any bytes: a timeout or none, never a panic; a written one reads
-        /// back among other parameters, whatever follows its digits.
-        #[test]
-        fn any_keep_alive_reads(
-            bytes in proptest::collection::vec(any::<u8>(), 0..60),
-            n in 0u64..100_000,
-            before in "[a-z]{1,6}=[0-9]{0,3}",
-            unit in "[a-z.]{0,3}",
-        ) {
-            let _ = keep_alive_timeout(&bytes);
-            let written = format!("{before}, timeout={n}{unit}, max=7");
-            prop_assert_eq!(
-                keep_alive_timeout(written.as_bytes()),
-                Some(std::time::Duration::from_secs(n))
-            );
-        }
-
         /// Any bytes: a name or none, never a panic.
         #[test]
         fn any_transfer_encoding_reads(bytes in proptest::collection::vec(any::<u8>(), 0..60)) {
