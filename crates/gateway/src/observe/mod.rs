@@ -76,6 +76,12 @@ pub(crate) const READ_ON_TIME: Duration = Duration::from_secs(5);
 /// or a `metadata` frame, is a few hundred).
 pub(crate) const READ_ON_BYTES: usize = 64 * 1024;
 
+/// Defects recorded with one request at most when they come in later
+/// messages of its turn ([`Observation::add_repairs`]): 4,096 is more than
+/// any real turn has (a request's own are bounded by its body), few enough
+/// that a turn kept open for minutes holds a few hundred KB of them.
+pub(crate) const MAX_TURN_REPAIRS: usize = 4096;
+
 /// Where observations go, shared by all requests.
 pub(crate) struct Sinks {
     /// The event recorder.
@@ -399,9 +405,15 @@ impl Observation {
         self.request.as_ref()
     }
 
-    /// Defects found after the request was forwarded (`report` mode).
+    /// Defects found after the request was forwarded (`report` mode), or
+    /// in a later message of the same turn (a WebSocket `response.inject`),
+    /// up to [`MAX_TURN_REPAIRS`] in all: a turn's injects accumulate them
+    /// while its response is open, and a client sending refused outputs
+    /// in every inject must not grow the turn without bound (its
+    /// `toolwarden_repairs_total` still counts each change made).
     pub(crate) fn add_repairs(&mut self, defects: Vec<String>) {
-        self.base.repairs.extend(defects);
+        let room = MAX_TURN_REPAIRS.saturating_sub(self.base.repairs.len());
+        self.base.repairs.extend(defects.into_iter().take(room));
     }
 
     /// Add to the gateway's own time on this request.

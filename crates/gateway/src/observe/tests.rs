@@ -233,3 +233,21 @@ async fn a_final_event_over_the_sse_cap_is_no_error() {
         1
     );
 }
+
+/// Defects added in later messages of a turn (WebSocket injects) stop at
+/// `MAX_TURN_REPAIRS`: a client refused in every inject of a long turn
+/// does not grow it without bound.
+#[tokio::test]
+async fn a_turns_added_repairs_are_bounded() {
+    let Harness {
+        recorder, sinks, ..
+    } = Harness::start();
+    let mut observation = Observation::new(sinks.clone(), base());
+    for _ in 0..3 {
+        let defects = vec!["orphan_result".to_string(); super::MAX_TURN_REPAIRS / 2 + 1];
+        observation.add_repairs(defects);
+    }
+    assert_eq!(observation.base.repairs.len(), super::MAX_TURN_REPAIRS);
+    drop(observation);
+    recorder.shutdown().await;
+}
