@@ -112,10 +112,21 @@ impl HeldResults {
     }
 }
 
-/// What a held result holds, in bytes.
+/// What a held result holds, in bytes: the result itself and its strings,
+/// each with the least an allocation takes ([`MIN_ALLOCATION`]), so that a
+/// message of many empty results (`{}` with no id) counts what it keeps,
+/// not the few bytes of its text.
 fn size_of(r: &ToolResult) -> usize {
-    r.call_id.len() + r.name.as_deref().map_or(0, str::len) + r.output.len()
+    let string = |len: usize| len.max(MIN_ALLOCATION);
+    std::mem::size_of::<ToolResult>()
+        + string(r.call_id.len())
+        + r.name.as_deref().map_or(0, |n| string(n.len()))
+        + string(r.output.len())
 }
+
+/// The least a string's allocation takes (jemalloc's smallest size
+/// class; an empty string allocates nothing, so this overcounts it).
+const MIN_ALLOCATION: usize = 8;
 
 #[cfg(test)]
 mod tests {
@@ -129,12 +140,36 @@ mod tests {
             name: Some("f".into()),
             output: "x".repeat(n).into(),
         };
-        assert!(held.hold(vec![result(MAX_HELD_BYTES - 12)], 2).is_ok());
-        let back = held.hold(vec![result(11)], 3).expect_err("past the bound");
+        // A result of n output bytes (n ≥ 8) counts the struct, 8 + 8 for
+        // its one-byte id and name, and n.
+        let fixed = std::mem::size_of::<ToolResult>() + 16;
+        assert!(
+            held.hold(vec![result(MAX_HELD_BYTES - 2 * fixed - 8)], 2)
+                .is_ok()
+        );
+        let back = held.hold(vec![result(9)], 3).expect_err("past the bound");
         assert_eq!(back.len(), 1);
         assert!(held.hold(vec![result(8)], 4).is_ok());
         assert_eq!(held.bytes, MAX_HELD_BYTES);
         let at: Vec<_> = held.held.iter().map(|h| h.at_ms).collect();
         assert_eq!(at, [2, 4]);
+    }
+
+    /// Empty results count what they keep: a megabyte of `{}` holds a few
+    /// thousand of them, not a hundred thousand.
+    #[test]
+    fn empty_results_count_their_allocations() {
+        let mut held = HeldResults::default();
+        let empty = || ToolResult {
+            call_id: String::new(),
+            name: None,
+            output: "{}".into(),
+        };
+        let mut kept = 0;
+        while held.hold(vec![empty()], 0).is_ok() {
+            kept += 1;
+        }
+        let each = std::mem::size_of::<ToolResult>() + 2 * MIN_ALLOCATION;
+        assert_eq!(kept, MAX_HELD_BYTES / each);
     }
 }
