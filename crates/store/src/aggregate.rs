@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 use sqlx::Connection;
@@ -120,7 +120,21 @@ pub(crate) struct Aggregate {
     folded: AtomicU64,
     /// Events folded into the `(other)` key.
     overflowed: AtomicU64,
+    /// The minute of the first `(other)` key since the map was last
+    /// emptied ([`NO_MINUTE`]: none), which takes the `(other)` counts of
+    /// later minutes once [`OTHER_MINUTES`] of them are kept (changed
+    /// only under the map's lock).
+    first_other: AtomicI64,
 }
+
+/// `(other)` keys kept beside a full map: one a minute, so that an hour of
+/// overflow keeps its times; past it, later minutes' `(other)` counts go
+/// to the first one. The map is emptied at each write, but a database that
+/// stays away keeps it: without this it gained a key a minute for as long.
+const OTHER_MINUTES: usize = 60;
+
+/// No `(other)` key yet.
+const NO_MINUTE: i64 = i64::MIN;
 
 // === impl DroppedCounts ===
 
@@ -146,6 +160,7 @@ impl Aggregate {
             map: Mutex::new(HashMap::new()),
             folded: AtomicU64::new(0),
             overflowed: AtomicU64::new(0),
+            first_other: AtomicI64::new(NO_MINUTE),
         }
     }
 
@@ -201,8 +216,17 @@ impl Aggregate {
             if count_overflow {
                 self.overflowed.fetch_add(1, Ordering::Relaxed);
             }
+            let first = self.first_other.load(Ordering::Relaxed);
+            let at_ms = if first == NO_MINUTE {
+                self.first_other.store(key.at_ms, Ordering::Relaxed);
+                key.at_ms
+            } else if map.len() >= self.max_keys + OTHER_MINUTES {
+                first
+            } else {
+                key.at_ms
+            };
             Key {
-                at_ms: key.at_ms,
+                at_ms,
                 provider: OTHER.to_owned(),
                 model: Some(OTHER.to_owned()),
                 tool: OTHER.to_owned(),
@@ -210,8 +234,8 @@ impl Aggregate {
         } else {
             key
         };
-        // The `(other)` keys (one per minute) may go one beyond the bound
-        // each; only when the map is full, and it is emptied at each write.
+        // The `(other)` keys (one per minute) go beyond the bound by
+        // `OTHER_MINUTES` at most: only when the map is full.
         map.entry(key).or_default().add(counts);
         was_empty
     }
@@ -223,6 +247,7 @@ impl Aggregate {
             if map.is_empty() {
                 return Vec::new();
             }
+            self.first_other.store(NO_MINUTE, Ordering::Relaxed);
             std::mem::take(&mut *map)
         };
         map.into_iter()
@@ -514,6 +539,36 @@ mod tests {
         let total: u64 = agg.pending().iter().map(|(_, c)| c.calls).sum();
         assert_eq!(total, 5);
         assert_eq!(agg.overflowed(), 2, "every row found its key again");
+    }
+
+    /// A full map that is not emptied (the database away for hours) keeps
+    /// an hour of `(other)` minutes, then folds later ones into the first:
+    /// bounded, and nothing lost.
+    #[test]
+    fn a_full_map_keeps_a_bounded_number_of_other_minutes() {
+        let agg = Aggregate::new(2);
+        agg.fold(&call("a", 0), true);
+        agg.fold(&call("b", 0), true);
+        for minute in 1..=600 {
+            agg.fold(&call("x", minute * MINUTE_MS), true);
+        }
+        let rows = agg.take();
+        assert_eq!(rows.len(), 2 + OTHER_MINUTES, "{} keys", rows.len());
+        let total: u64 = rows.iter().map(|r| r.counts.calls).sum();
+        assert_eq!(total, 602, "nothing lost");
+        let first = rows
+            .iter()
+            .find(|r| r.tool == OTHER && r.at_ms == MINUTE_MS);
+        assert_eq!(
+            first.map(|r| r.counts.calls),
+            Some(1 + 600 - OTHER_MINUTES as u64)
+        );
+        // Emptied, the next overflow starts its own minutes.
+        agg.fold(&call("a", 0), true);
+        agg.fold(&call("b", 0), true);
+        agg.fold(&call("x", 700 * MINUTE_MS), true);
+        let other = agg.take().into_iter().find(|r| r.tool == OTHER);
+        assert_eq!(other.map(|r| r.at_ms), Some(700 * MINUTE_MS));
     }
 
     /// Rows put back after a failed write into a map that new keys filled
