@@ -31,7 +31,7 @@ pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long a connection may stay idle and still be reused, when its
 /// upstream announced that it closes connections idle for `announced`
 /// (`keep-alive: timeout=N`, read by
-/// [`keep_alive_timeout`](crate::pipeline::headers::keep_alive_timeout)):
+/// [`keep_alive_timeout`]):
 /// that less a margin of half of it, at most 1 s (undici, Node's HTTP
 /// client, keeps 1 s), so that a request sent near the end does not cross
 /// the upstream's close on the way (and get a 502: it was written, so it
