@@ -321,10 +321,10 @@ mod tests {
     async fn the_idle_connections_are_bounded() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let mut config = Config::for_tests(&format!("http://{addr}"));
-        config.memory.upstream_max_idle = 5;
-        let pool = Pool::new(&config).unwrap();
         const MAX_IDLE: usize = 5;
+        let mut config = Config::for_tests(&format!("http://{addr}"));
+        config.memory.upstream_max_idle = MAX_IDLE;
+        let pool = Pool::new(&config).unwrap();
         let mut servers = Vec::new();
         for _ in 0..MAX_IDLE + 3 {
             let client = TcpStream::connect(addr).await.unwrap();
