@@ -11,6 +11,8 @@
 //!   result read (`read all`: contents decoded and verdicts decided, the
 //!   cost of the old eager view) and with the new results read (`read
 //!   new`, what the gateway does on a turn it has not seen);
+//! - the count of items every reader runs first (`items`, part of `view`;
+//!   only bodies over 400 kB are scanned);
 //! - the pairing check (`validate`) of the same body vs the same baseline;
 //! - the same body compressed (zstd as the Codex CLI sends it, gzip):
 //!   decoded alone (`dec`) and decoded then inspected (`+insp`);
@@ -303,6 +305,12 @@ fn main() {
             black_box(v.results.len());
         });
         row(name, "view", t, body.len(), 2.0);
+        // The count of items every reader runs first (`check_items`; a
+        // body of up to 400 kB is not scanned at all): part of `view`.
+        let t = pair(&|| {
+            black_box(toolwarden_wire::check_items(black_box(&body))).expect("within the bound");
+        });
+        row(name, "items", t, body.len(), 10.0);
         // The view plus every result read (content decoded, verdict with
         // the default detector): what the eager view used to cost.
         let t = pair(&|| {

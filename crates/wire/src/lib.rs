@@ -55,6 +55,7 @@ mod event_sink;
 pub mod eventstream;
 pub mod gemini;
 mod id_set;
+mod item_limit;
 pub mod openai_chat;
 pub mod openai_responses;
 mod pairing;
@@ -81,6 +82,7 @@ pub use defect::{Defect, DefectKind};
 pub use detect::Detector;
 pub use dialect::Dialect;
 pub use error::{WireError, WireErrorKind};
+pub use item_limit::{ITEM_DEPTH, MAX_REQUEST_ITEMS, check_items};
 pub use repair::{Change, ChangeKind, Repaired};
 pub use response_check::check_response;
 pub use result::ResultContent;
@@ -96,7 +98,12 @@ use toolwarden_core::{ToolCall, ToolOutcome};
 /// The whole body is checked (JSON syntax, UTF-8, the dialect's shape),
 /// but result contents are not decoded: call [`ResultView::read`] on the
 /// results you need (text and verdict).
+///
+/// A body of more than [`MAX_REQUEST_ITEMS`] messages, blocks and other
+/// shallow values is not read ([`WireErrorKind::TooLarge`], see
+/// [`check_items`]); so for [`inspect`], [`validate`] and [`repair()`].
 pub fn request_view(dialect: Dialect, body: &[u8]) -> Result<RequestView<'_>, WireError> {
+    check_items(body)?;
     match dialect {
         Dialect::OpenAiChat => openai_chat::request_view(body),
         Dialect::OpenAiResponses => openai_responses::request_view(body),
@@ -195,6 +202,12 @@ impl<'a> Inspection<'a> {
 /// `target`: a [`Dialect`], or a [`Target`] naming the model's family too
 /// (see [`validate`]).
 pub fn inspect(target: impl Into<Target>, body: &[u8]) -> Inspection<'_> {
+    if let Err(e) = check_items(body) {
+        return Inspection {
+            view: Err(e.clone()),
+            defects: Err(e),
+        };
+    }
     let target = target.into();
     match target.dialect {
         Dialect::OpenAiChat => openai_chat::inspect(body),
@@ -239,6 +252,7 @@ pub fn client_calls(dialect: Dialect, body: &[u8]) -> Result<Vec<ToolCall>, Wire
 /// refused, as on Anthropic's API). A dialect alone gets the rules every
 /// model of it shares.
 pub fn validate(target: impl Into<Target>, body: &[u8]) -> Result<Vec<Defect>, WireError> {
+    check_items(body)?;
     let target = target.into();
     match target.dialect {
         Dialect::OpenAiChat => openai_chat::validate(body),
@@ -252,6 +266,7 @@ pub fn validate(target: impl Into<Target>, body: &[u8]) -> Result<Vec<Defect>, W
 /// A body the provider accepts, with a report of each change. A clean body
 /// comes back borrowed and unchanged. `target` as for [`validate`].
 pub fn repair(target: impl Into<Target>, body: &[u8]) -> Result<Repaired<'_>, WireError> {
+    check_items(body)?;
     let target = target.into();
     match target.dialect {
         Dialect::OpenAiChat => openai_chat::repair(body),

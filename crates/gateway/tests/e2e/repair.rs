@@ -25,6 +25,33 @@ async fn unanswered(kind: Kind, mock: &MockProvider, h: &Harness) -> Convo {
     convo
 }
 
+/// A body of more messages and blocks than the wire layer reads
+/// (`toolwarden_wire::MAX_REQUEST_ITEMS`) is not read: forwarded as it
+/// came, not repaired, counted as unparsed. Here its unanswered call
+/// gets the provider's own 400, as it would without the gateway.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_of_more_items_than_are_read_goes_as_it_came() {
+    let h = Harness::start().await;
+    let mut convo = unanswered(Kind::Chat, &h.mock, &h).await;
+    for _ in 0..toolwarden_wire::MAX_REQUEST_ITEMS {
+        convo.user("And Porto?");
+    }
+    let direct = convo.send(&h.client, &h.direct()).await;
+    assert_eq!(direct.status, 400, "{}", direct.text());
+    h.mock.take_received();
+    let r = convo.send(&h.client, &h.gw()).await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(r.body, direct.body, "the provider's answer");
+    assert!(r.header("x-toolwarden-repaired").is_none());
+    let got = h.mock.take_received();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].body, serde_json::to_vec(&convo.body).unwrap());
+    h.assert_metric("toolwarden_unparsed_requests_total", &[], 1.0)
+        .await;
+    let m = h.metrics().await;
+    assert_eq!(metric(&m, "toolwarden_repairs_total", &[]), 0.0, "{m}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_results_are_repaired_and_accepted() {
     for kind in Kind::ALL {

@@ -58,7 +58,8 @@ pub enum InjectedCall {
 /// removed (an inject of no items is no repair of it), comes back borrowed
 /// and unchanged. `call` is asked once for each output with a `call_id`,
 /// in order. An error: `message` is not a JSON object with an `input`
-/// array.
+/// array, or holds more than [`crate::MAX_REQUEST_ITEMS`] items
+/// ([`crate::check_items`]).
 pub fn repair_inject<'a>(
     message: &'a [u8],
     call: impl FnMut(&str) -> InjectedCall,
@@ -80,8 +81,7 @@ pub fn repair_inject<'a>(
 /// The defects of the inject `message` that [`repair_inject`] would take
 /// out, each with the text the API refuses it with: also when nothing
 /// would be left (the API refuses the message then all the same). `call`
-/// as for [`repair_inject`]. An error: `message` is not a JSON object with
-/// an `input` array.
+/// as for [`repair_inject`]. An error: as for [`repair_inject`].
 pub fn inject_defects(
     message: &[u8],
     call: impl FnMut(&str) -> InjectedCall,
@@ -118,6 +118,7 @@ fn judge<'a>(
         input: &'a RawValue,
     }
     expect_object(message)?;
+    crate::check_items(message)?;
     let text = utf8(message)?;
     let top: Message<'_> = serde_json::from_str(text)?;
     let span = array_span(text, top.input)?;

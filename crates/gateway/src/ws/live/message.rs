@@ -236,6 +236,10 @@ fn response_input(payload: &[u8]) -> Client {
     if memchr::memmem::find(payload, br#""function_call_output""#).is_none() {
         return Client::Ignored;
     }
+    // As in `live_client`: more items than a request body may hold.
+    if toolwarden_wire::check_items(payload).is_err() {
+        return Client::Unreadable;
+    }
     let Ok(create) = serde_json::from_slice::<Create<'_>>(payload) else {
         return Client::Unreadable;
     };
@@ -494,6 +498,11 @@ pub(crate) fn live_client(payload: &[u8]) -> Client {
     let results = tool && has_key(payload, b"\"toolResponse\"", b"\"tool_response\"");
     if !results && memchr::memmem::find(payload, b"\"setup\"").is_none() {
         return Client::Ignored;
+    }
+    // More responses than a request body may hold items: not read (each
+    // would become a record first).
+    if toolwarden_wire::check_items(payload).is_err() {
+        return Client::Unreadable;
     }
     let Ok(message) = serde_json::from_slice::<Message<'_>>(payload) else {
         return Client::Unreadable;

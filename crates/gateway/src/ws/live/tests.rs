@@ -210,6 +210,42 @@ fn realtime_outputs_in_a_responses_own_context_are_results() {
 }
 
 #[test]
+fn a_voice_message_of_more_results_than_a_body_may_hold_is_not_read() {
+    // One more value than `check_items` allows, in each protocol's shape:
+    // unreadable (counted unparsed), not turned into records first.
+    let many = |head: &str, item: &str, n: usize, tail: &str| {
+        let mut out = head.to_string();
+        out.push_str(&vec![item; n].join(","));
+        out.push_str(tail);
+        out.into_bytes()
+    };
+    let max = toolwarden_wire::MAX_REQUEST_ITEMS;
+    // The message, `toolResponse`, its array, then the responses.
+    let live = |n| {
+        many(
+            r#"{"toolResponse":{"functionResponses":["#,
+            r#"{"id":"a"}"#,
+            n,
+            "]}}",
+        )
+    };
+    assert_eq!(live_client(&live(max - 2)), Client::Unreadable);
+    assert!(matches!(live_client(&live(max - 3)), Client::Results(r) if r.len() == max - 3));
+    let realtime = |n| {
+        many(
+            r#"{"type":"response.create","response":{"input":["#,
+            r#"{"type":"function_call_output","call_id":"a","output":""}"#,
+            n,
+            "]}}",
+        )
+    };
+    assert_eq!(realtime_client(&realtime(max - 2)), Client::Unreadable);
+    assert!(
+        matches!(realtime_client(&realtime(max - 3)), Client::Results(r) if r.len() == max - 3)
+    );
+}
+
+#[test]
 fn gemini_live_results_are_read_in_either_case_and_calls_become_a_response() {
     // What the Python SDK sends: the outer key snake_case, the inner camel.
     let sdk = br#"{"tool_response": {"functionResponses": [{"id": "fc_1", "name": "lookup", "response": {"error": "not found"}}]}}"#;
