@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 
-use toolwarden_store::{AlertWindow, StoreError};
+use toolwarden_store::{AlertTransition, AlertWindow, StoreError};
 
 use super::{
     rules::{self, Decision},
@@ -55,7 +55,7 @@ impl Engine {
         let t = obs.transition(seq, state, started_ms, now, &self.instance);
         self.announce(&t);
         self.show(&t);
-        self.unrecorded.entry(key).or_default().push(t);
+        remember(self.unrecorded.entry(key).or_default(), t);
     }
 
     /// Records the transitions [`Engine::local_round`] announced, now that
@@ -95,5 +95,69 @@ impl Engine {
             }
         }
         Ok(())
+    }
+}
+
+/// Most steps of one alert kept to record while the store fails the
+/// rounds: an alert that flaps for the whole outage adds one a round.
+pub(crate) const MAX_UNRECORDED_STEPS: usize = 64;
+
+/// Adds `t`, the alert's next step, to the `steps` kept to record. Past
+/// [`MAX_UNRECORDED_STEPS`] the oldest firing-and-resolution pair after
+/// the first step is forgotten (the receivers were told; the store will
+/// not hear of it), and the later steps renumbered to follow: the first
+/// step still continues the store's state, and each step's number keeps
+/// its parity (odd firing, even resolved).
+pub(crate) fn remember(steps: &mut Vec<AlertTransition>, t: AlertTransition) {
+    steps.push(t);
+    if steps.len() > MAX_UNRECORDED_STEPS {
+        steps.drain(1..3);
+        steps.iter_mut().skip(1).for_each(|s| s.seq -= 2);
+        tracing::debug!(
+            alert = steps[0].alert_key.as_str(),
+            "a flapping alert's oldest unrecorded steps forgotten"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flapping_alert_keeps_a_bounded_numbered_history() {
+        let step = |seq: i64, at_ms: i64| AlertTransition {
+            alert_key: "events_dropped|*|*|gw".into(),
+            seq,
+            state: if seq % 2 == 1 { "firing" } else { "resolved" }.into(),
+            rule: "events_dropped".into(),
+            tool: "*".into(),
+            model: "*".into(),
+            instance: "gw".into(),
+            value: 1.0,
+            threshold: 0.0,
+            volume: 1,
+            started_ms: 0,
+            at_ms,
+            gateway: "gw".into(),
+        };
+        // The store held steps 1–4; the outage's steps start at 5, each
+        // numbered after the latest kept (as `local_round` does).
+        let mut steps: Vec<AlertTransition> = Vec::new();
+        for round in 0..1000 {
+            let seq = steps.last().map_or(5, |s| s.seq + 1);
+            remember(&mut steps, step(seq, round));
+            assert!(steps.len() <= MAX_UNRECORDED_STEPS);
+        }
+        assert_eq!(steps.len(), MAX_UNRECORDED_STEPS);
+        assert_eq!(steps[0].seq, 5, "continues the store's state");
+        for (i, s) in steps.iter().enumerate() {
+            assert_eq!(s.seq, 5 + i as i64, "numbered in order");
+            assert_eq!(s.state == "firing", s.seq % 2 == 1, "{s:?}");
+        }
+        // The latest step is kept, in the state the receivers last heard
+        // (step 5 + 999 of the run: resolved).
+        let last = steps.last().expect("steps");
+        assert_eq!((last.at_ms, last.state.as_str()), (999, "resolved"));
     }
 }
