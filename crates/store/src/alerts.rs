@@ -1,6 +1,7 @@
 //! What the gateway's alert rules read and write (issue 19): the numbers of
-//! a sliding window ([`Store::alert_window`]), the current state of every
-//! alert ([`Store::alert_states`]), the claim of a transition
+//! a sliding window ([`Store::alert_window`]), the current state of the
+//! alerts firing and of those resolved last ([`Store::alert_states`]; one
+//! alert's: [`Store::alert_latest`]), the claim of a transition
 //! ([`Store::claim_alert_transition`]) and which gateways evaluate
 //! ([`Store::alert_heartbeat`]). The same SQL on SQLite and
 //! PostgreSQL, so gateways sharing one database see the same numbers, and
@@ -114,6 +115,23 @@ const INSERT_SQL: &str = "INSERT INTO alert_transitions (alert_key, seq, state, 
     model, instance, value, threshold, volume, started_ms, at_ms, gateway) \
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
     ON CONFLICT (alert_key, seq) DO NOTHING";
+/// The claimed transition as its alert's latest, unless the alert holds a
+/// later one (claims of one alert's steps may commit out of order).
+const LATEST_SQL: &str = "INSERT INTO alert_latest (alert_key, seq, state, rule, tool, \
+    model, instance, value, threshold, volume, started_ms, at_ms, gateway) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+    ON CONFLICT (alert_key) DO UPDATE SET seq = excluded.seq, state = excluded.state, \
+    rule = excluded.rule, tool = excluded.tool, model = excluded.model, \
+    instance = excluded.instance, value = excluded.value, threshold = excluded.threshold, \
+    volume = excluded.volume, started_ms = excluded.started_ms, at_ms = excluded.at_ms, \
+    gateway = excluded.gateway WHERE excluded.seq > alert_latest.seq";
+/// One alert's latest transition.
+const LATEST_OF_SQL: &str = "SELECT alert_key, seq, state, rule, tool, model, instance, value, \
+    threshold, volume, started_ms, at_ms, gateway FROM alert_latest WHERE alert_key = $1";
+
+/// How many resolved alerts [`Store::alert_states`] gives besides the
+/// firing ones: the latest resolved, as many as `/metrics` shows.
+pub const RESOLVED_STATES: i64 = 1000;
 
 const HEARTBEAT_SQL: &str = "INSERT INTO alert_heartbeats (instance, seen_ms) VALUES ($1, $2) \
     ON CONFLICT (instance) DO UPDATE SET seen_ms = excluded.seen_ms";
@@ -140,18 +158,22 @@ type TransitionRow = (
     String,
 );
 
-/// The latest transition of every alert, newest first, ties by the bytes
-/// of `alert_key` on either backend (`byte_order`: what follows a name in
-/// `ORDER BY` for that, `crate::stats`' `PG_BYTE_ORDER` on PostgreSQL).
-fn latest_sql(byte_order: &str) -> String {
+/// The latest transition of every firing alert and of the latest `$1`
+/// resolved ones, newest first, ties by the bytes of `alert_key` on
+/// either backend (`byte_order`: what follows a name in `ORDER BY` for
+/// that, `crate::stats`' `PG_BYTE_ORDER` on PostgreSQL). Both halves read
+/// `alert_latest` by its `(state, at_ms)` index: the cost follows the
+/// alerts firing, not the history.
+fn states_sql(byte_order: &str) -> String {
     format!(
-        "SELECT {COLUMNS} FROM alert_transitions t WHERE seq = \
-         (SELECT MAX(seq) FROM alert_transitions u WHERE u.alert_key = t.alert_key) \
+        "SELECT {COLUMNS} FROM (SELECT {COLUMNS} FROM alert_latest WHERE state = 'firing' \
+         UNION ALL SELECT {COLUMNS} FROM (SELECT {COLUMNS} FROM alert_latest \
+         WHERE state = 'resolved' ORDER BY at_ms DESC LIMIT $1) AS r) AS s \
          ORDER BY at_ms DESC, alert_key{byte_order}"
     )
 }
 
-/// The latest `$1` transitions, ties ordered as [`latest_sql`]'s.
+/// The latest `$1` transitions, ties ordered as [`states_sql`]'s.
 fn recent_sql(byte_order: &str) -> String {
     format!(
         "SELECT {COLUMNS} FROM alert_transitions \
@@ -181,8 +203,28 @@ fn transition(r: TransitionRow) -> AlertTransition {
     }
 }
 
+/// `$query` with the 13 columns of `$t` bound in `COLUMNS`' order.
+macro_rules! bind_transition {
+    ($query:expr, $t:expr) => {
+        $query
+            .bind(&$t.alert_key)
+            .bind($t.seq)
+            .bind(&$t.state)
+            .bind(&$t.rule)
+            .bind(&$t.tool)
+            .bind(&$t.model)
+            .bind(&$t.instance)
+            .bind($t.value)
+            .bind($t.threshold)
+            .bind($t.volume)
+            .bind($t.started_ms)
+            .bind($t.at_ms)
+            .bind(&$t.gateway)
+    };
+}
+
 macro_rules! alert_fns {
-    ($window:ident, $latest:ident, $recent:ident, $claim:ident, $beat:ident, $pool:ty, $byte_order:expr) => {
+    ($window:ident, $latest:ident, $latest_of:ident, $recent:ident, $claim:ident, $beat:ident, $pool:ty, $byte_order:expr) => {
         async fn $window(pool: &$pool, since_ms: i64) -> Result<AlertWindow, sqlx::Error> {
             let tools: Vec<(String, String, i64, i64, f64, i64)> = sqlx::query_as(TOOLS_SQL)
                 .bind(since_ms)
@@ -219,10 +261,22 @@ macro_rules! alert_fns {
         }
 
         async fn $latest(pool: &$pool) -> Result<Vec<AlertTransition>, sqlx::Error> {
-            let rows: Vec<TransitionRow> = sqlx::query_as(&latest_sql($byte_order))
+            let rows: Vec<TransitionRow> = sqlx::query_as(&states_sql($byte_order))
+                .bind(RESOLVED_STATES)
                 .fetch_all(pool)
                 .await?;
             Ok(rows.into_iter().map(transition).collect())
+        }
+
+        async fn $latest_of(
+            pool: &$pool,
+            alert_key: &str,
+        ) -> Result<Option<AlertTransition>, sqlx::Error> {
+            let row: Option<TransitionRow> = sqlx::query_as(LATEST_OF_SQL)
+                .bind(alert_key)
+                .fetch_optional(pool)
+                .await?;
+            Ok(row.map(transition))
         }
 
         async fn $recent(pool: &$pool, limit: i64) -> Result<Vec<AlertTransition>, sqlx::Error> {
@@ -234,23 +288,18 @@ macro_rules! alert_fns {
         }
 
         async fn $claim(pool: &$pool, t: &AlertTransition) -> Result<bool, sqlx::Error> {
-            let done = sqlx::query(INSERT_SQL)
-                .bind(&t.alert_key)
-                .bind(t.seq)
-                .bind(&t.state)
-                .bind(&t.rule)
-                .bind(&t.tool)
-                .bind(&t.model)
-                .bind(&t.instance)
-                .bind(t.value)
-                .bind(t.threshold)
-                .bind(t.volume)
-                .bind(t.started_ms)
-                .bind(t.at_ms)
-                .bind(&t.gateway)
-                .execute(pool)
+            let mut tx = pool.begin().await?;
+            let done = bind_transition!(sqlx::query(INSERT_SQL), t)
+                .execute(&mut *tx)
                 .await?;
-            Ok(done.rows_affected() == 1)
+            let claimed = done.rows_affected() == 1;
+            if claimed {
+                bind_transition!(sqlx::query(LATEST_SQL), t)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+            Ok(claimed)
         }
 
         async fn $beat(
@@ -276,6 +325,7 @@ macro_rules! alert_fns {
 alert_fns!(
     window_sqlite,
     latest_sqlite,
+    latest_of_sqlite,
     recent_sqlite,
     claim_sqlite,
     heartbeat_sqlite,
@@ -285,6 +335,7 @@ alert_fns!(
 alert_fns!(
     window_postgres,
     latest_postgres,
+    latest_of_postgres,
     recent_postgres,
     claim_postgres,
     heartbeat_postgres,
@@ -304,12 +355,26 @@ impl Store {
         .map_err(StoreError::query)
     }
 
-    /// The latest transition of every alert ever raised, newest first:
-    /// those with `state == "firing"` are firing now.
+    /// The latest transition of every alert firing now and of the
+    /// [`RESOLVED_STATES`] alerts resolved last, newest first. An alert
+    /// resolved before those: [`Store::alert_latest`].
     pub async fn alert_states(&self) -> Result<Vec<AlertTransition>, StoreError> {
         match self.pool() {
             Pool::Sqlite(p) => latest_sqlite(p).await,
             Pool::Postgres(p) => latest_postgres(p).await,
+        }
+        .map_err(StoreError::query)
+    }
+
+    /// The latest transition of the alert `alert_key`, if it was ever raised
+    /// (and retention has not removed it since it resolved).
+    pub async fn alert_latest(
+        &self,
+        alert_key: &str,
+    ) -> Result<Option<AlertTransition>, StoreError> {
+        match self.pool() {
+            Pool::Sqlite(p) => latest_of_sqlite(p, alert_key).await,
+            Pool::Postgres(p) => latest_of_postgres(p, alert_key).await,
         }
         .map_err(StoreError::query)
     }
@@ -326,7 +391,8 @@ impl Store {
 
     /// Records `t` unless another gateway recorded the same transition
     /// (`alert_key`, `seq`) first: `true` when this call recorded it, i.e.
-    /// the caller is the one that announces it.
+    /// the caller is the one that announces it. In the same transaction,
+    /// `t` becomes its alert's latest unless the alert holds a later step.
     pub async fn claim_alert_transition(&self, t: &AlertTransition) -> Result<bool, StoreError> {
         match self.pool() {
             Pool::Sqlite(p) => claim_sqlite(p, t).await,

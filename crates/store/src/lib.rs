@@ -86,7 +86,9 @@ mod write;
 
 pub use aggregate::{DEFAULT_AGGREGATE_KEYS, DroppedCounts, DroppedFlush, DroppedRow, OTHER};
 pub use alert_repeats::AlertRepeat;
-pub use alerts::{AlertTransition, AlertWindow, LONGEST_TOOL_MS, RequestWindowRow, ToolWindowRow};
+pub use alerts::{
+    AlertTransition, AlertWindow, LONGEST_TOOL_MS, RESOLVED_STATES, RequestWindowRow, ToolWindowRow,
+};
 pub use bulk::is_unique_call_id;
 pub use error::{StoreError, StoreErrorKind, redact_url};
 pub use event::{

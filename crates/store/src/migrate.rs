@@ -155,6 +155,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0022_sessions_by_first_turn.sql"),
         postgres: include_str!("../migrations/postgres/0022_sessions_by_first_turn.sql"),
     },
+    Migration {
+        version: 23,
+        name: "alert_latest",
+        sqlite: include_str!("../migrations/sqlite/0023_alert_latest.sql"),
+        postgres: include_str!("../migrations/postgres/0023_alert_latest.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

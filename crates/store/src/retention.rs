@@ -29,10 +29,11 @@
 //! 5. the counts of dropped events older than it;
 //! 6. alert transitions older than it, except each alert's latest
 //!    transition (its current state);
-//! 7. alerts resolved before it: their latest transition and their row of
-//!    repeats (`alert_repeats`). Alert keys name tools and models, which
-//!    clients choose, so the alerts that ever fired are not a bounded set,
-//!    and each evaluation round reads every alert's latest state. An
+//! 7. alerts resolved before it: their latest transition, their row of
+//!    `alert_latest` and their row of repeats (`alert_repeats`). Alert
+//!    keys name tools and models, which clients choose, so the alerts that
+//!    ever fired are not a bounded set (each round reads only the firing
+//!    ones and the latest resolved, but the tables keep them all). An
 //!    alert that fires again after that starts anew (`seq` 1). Firing
 //!    alerts are kept, however old.
 //!
@@ -197,9 +198,10 @@ const DELETE_TRANSITIONS: &str = "DELETE FROM alert_transitions WHERE (alert_key
     ORDER BY t.at_ms LIMIT $2)";
 
 /// The alerts resolved before the cutoff, oldest first, a chunk: their
-/// latest transition is `resolved` and older than it. The subquery both
-/// statements of the resolved step repeat (one transaction, same rows;
-/// the repeats go first, while the transitions that find them are there).
+/// latest transition is `resolved` and older than it. The subquery the
+/// three statements of the resolved step repeat (one transaction, same
+/// rows; the repeats and latest rows go first, while the transitions that
+/// find them are there).
 macro_rules! resolved_alerts {
     ($columns:literal) => {
         concat!(
@@ -215,6 +217,11 @@ macro_rules! resolved_alerts {
 const DELETE_RESOLVED_REPEATS: &str = concat!(
     "DELETE FROM alert_repeats WHERE alert_key IN ",
     resolved_alerts!("t.alert_key")
+);
+/// By key and step: an alert that fired again meanwhile keeps its row.
+const DELETE_RESOLVED_LATEST: &str = concat!(
+    "DELETE FROM alert_latest WHERE (alert_key, seq) IN ",
+    resolved_alerts!("t.alert_key, t.seq")
 );
 const DELETE_RESOLVED: &str = concat!(
     "DELETE FROM alert_transitions WHERE (alert_key, seq) IN ",
@@ -262,11 +269,12 @@ const PG_SESSIONS_STEP: &str = pg_step!(
     "d0": "DELETE FROM call_turns WHERE session_no IN (SELECT no FROM chunk)",
     "d1": "DELETE FROM sessions WHERE last_ms < $1 AND no IN (SELECT no FROM chunk)",
 );
-/// [`DELETE_RESOLVED_REPEATS`], [`DELETE_RESOLVED`].
+/// [`DELETE_RESOLVED_REPEATS`], [`DELETE_RESOLVED_LATEST`], [`DELETE_RESOLVED`].
 const PG_RESOLVED_STEP: &str = pg_step!(
     resolved_alerts!("t.alert_key, t.seq"),
     "d0": "DELETE FROM alert_repeats WHERE alert_key IN (SELECT alert_key FROM chunk)",
-    "d1": "DELETE FROM alert_transitions WHERE (alert_key, seq) IN (SELECT alert_key, seq FROM chunk)",
+    "d1": "DELETE FROM alert_latest WHERE (alert_key, seq) IN (SELECT alert_key, seq FROM chunk)",
+    "d2": "DELETE FROM alert_transitions WHERE (alert_key, seq) IN (SELECT alert_key, seq FROM chunk)",
 );
 
 /// The advisory lock a PostgreSQL step holds for its transaction: a class
@@ -440,8 +448,15 @@ impl Prune {
                 }
             }
             Stage::Resolved => {
-                let [repeats, n] = self
-                    .run_chunked([DELETE_RESOLVED_REPEATS, DELETE_RESOLVED], PG_RESOLVED_STEP)
+                let [repeats, _, n] = self
+                    .run_chunked(
+                        [
+                            DELETE_RESOLVED_REPEATS,
+                            DELETE_RESOLVED_LATEST,
+                            DELETE_RESOLVED,
+                        ],
+                        PG_RESOLVED_STEP,
+                    )
                     .await?;
                 self.deleted.alert_repeats += repeats;
                 self.deleted.alert_transitions += n;

@@ -75,8 +75,7 @@ impl Engine {
         for key in keys {
             while let Some(t) = self.unrecorded.get(&key).and_then(|ts| ts.first()).cloned() {
                 if !self.store.claim_alert_transition(&t).await? {
-                    let states = self.store.alert_states().await?;
-                    let latest = states.iter().find(|s| s.alert_key == key);
+                    let latest = self.store.alert_latest(&key).await?;
                     if let Some(latest) = latest.filter(|l| l.state != t.state)
                         && let Some(ts) = self.unrecorded.get_mut(&key)
                     {

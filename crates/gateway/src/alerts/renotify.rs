@@ -2,8 +2,10 @@
 //!
 //! - a notification a webhook could not take (its retries spent on a
 //!   failure that can pass: a receiver restarting, Slack down) is sent
-//!   again while it is still its alert's latest transition, until the
-//!   webhook takes it; at most one per alert and webhook is on its way.
+//!   again while it is still its alert's latest transition in the round's
+//!   states (which hold the firing alerts and the latest resolved ones:
+//!   `toolwarden_store::RESOLVED_STATES`), until the webhook takes it; at
+//!   most one per alert and webhook is on its way.
 //!   Only the gateway that sent it keeps it (in memory): no other gateway
 //!   sends it, and if this one stops, the next repeat does;
 //! - a firing alert's notification is repeated when `repeat_interval` has

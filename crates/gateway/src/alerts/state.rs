@@ -1,7 +1,8 @@
 //! The evaluation loop: every `interval`, read the window from the store,
 //! compare with the alerts' current states (also from the store, so every
-//! gateway on one database sees the same), and claim each transition in
-//! `alert_transitions`. Only the gateway whose insert wins announces it:
+//! gateway on one database sees the same: every firing alert, the latest
+//! resolved ones, and an alert about to fire looked up by its key), and
+//! claim each transition in `alert_transitions`. Only the gateway whose insert wins announces it:
 //! a JSONL line, a log line, the webhooks.
 //!
 //! A per-gateway alert (`events_dropped`, labelled with its `instance`) is
@@ -168,11 +169,23 @@ impl Engine {
             }
         }
         for (key, obs) in &observed {
-            let previous = latest.get(key.as_str());
+            let previous = latest.get(key.as_str()).copied();
             if previous.is_some_and(|p| p.state == "firing") {
                 continue;
             }
             if rules::decide(false, Some(obs), self.config.resolve_ratio) == Decision::Fire {
+                // The states hold every firing alert but only the latest
+                // resolved ones: an alert resolved before those has its
+                // latest step in the store, and this one must follow it
+                // (the `(alert_key, seq)` claim every gateway races for).
+                let stored = match previous {
+                    Some(_) => None,
+                    None => self.store.alert_latest(key).await?,
+                };
+                let previous = previous.or(stored.as_ref());
+                if previous.is_some_and(|p| p.state == "firing") {
+                    continue;
+                }
                 let seq = previous.map_or(1, |p| p.seq + 1);
                 transitions.push(obs.transition(seq, "firing", now, now, &self.instance));
             }

@@ -198,6 +198,140 @@ async fn alert_heartbeats(db: TestDb) {
     assert_eq!(seen, vec![("gw-a".to_owned(), 3_000)], "gw-b forgotten");
 }
 
+/// A transition of `tool`'s alert.
+fn step(tool: &str, seq: i64, at_ms: i64) -> AlertTransition {
+    AlertTransition {
+        alert_key: format!("tool_failure_rate|{tool}|*|"),
+        seq,
+        state: if seq % 2 == 1 { "firing" } else { "resolved" }.into(),
+        rule: "tool_failure_rate".into(),
+        tool: tool.into(),
+        model: "*".into(),
+        instance: String::new(),
+        value: 1.0,
+        threshold: 0.05,
+        volume: 20,
+        started_ms: at_ms,
+        at_ms,
+        gateway: "gw-a".into(),
+    }
+}
+
+/// The states a round reads are every firing alert and the latest
+/// `RESOLVED_STATES` resolved ones, however many alerts the history
+/// holds; an older one is found by its key. Claims that commit out of
+/// order leave the later step as the alert's latest.
+async fn alert_states_are_bounded(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    // The oldest: resolved first, then as many resolved after it as the
+    // states hold, then one firing the longest.
+    let old = step("old", 2, 1_000);
+    assert!(
+        store
+            .claim_alert_transition(&step("old", 1, 500))
+            .await
+            .unwrap()
+    );
+    assert!(store.claim_alert_transition(&old).await.unwrap());
+    assert!(
+        store
+            .claim_alert_transition(&step("long", 1, 900))
+            .await
+            .unwrap()
+    );
+    let n = RESOLVED_STATES as usize;
+    for i in 0..n {
+        let t = step(&format!("t{i:04}"), 2, 2_000 + i as i64);
+        assert!(store.claim_alert_transition(&t).await.unwrap());
+    }
+    let states = store.alert_states().await.unwrap();
+    assert_eq!(states.len(), n + 1, "every firing alert and {n} resolved");
+    assert_eq!(states.iter().filter(|s| s.state == "firing").count(), 1);
+    assert!(
+        states.iter().any(|s| s.tool == "long"),
+        "firing, however old"
+    );
+    assert!(
+        !states.iter().any(|s| s.tool == "old"),
+        "resolved before the rest"
+    );
+    assert_eq!(states[0].tool, format!("t{:04}", n - 1), "newest first");
+    assert_eq!(
+        store.alert_latest(&old.alert_key).await.unwrap(),
+        Some(old.clone())
+    );
+    assert_eq!(
+        store
+            .alert_latest("tool_failure_rate|none|*|")
+            .await
+            .unwrap(),
+        None
+    );
+
+    // Step 4 of an alert claimed before its step 3 (two gateways, the
+    // later commit first): step 4 stays the latest.
+    let late = step("old", 4, 5_000);
+    assert!(store.claim_alert_transition(&late).await.unwrap());
+    assert!(
+        store
+            .claim_alert_transition(&step("old", 3, 4_000))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.alert_latest(&old.alert_key).await.unwrap(),
+        Some(late)
+    );
+    assert_eq!(
+        store.alert_history(3).await.unwrap().len(),
+        3,
+        "both recorded"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bounded_states_sqlite() {
+    alert_states_are_bounded(TestDb::sqlite()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bounded_states_postgres() {
+    if let Some(db) = TestDb::postgres("alerts::bounded_states_postgres").await {
+        alert_states_are_bounded(db).await;
+    }
+}
+
+/// A database of the schema before `alert_latest` (version 22) with alert
+/// history: the migration fills the table with each alert's latest step.
+async fn alert_latest_is_filled_from_the_history(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    for t in [
+        step("a", 1, 1_000),
+        step("a", 2, 2_000),
+        step("b", 1, 1_500),
+    ] {
+        assert!(store.claim_alert_transition(&t).await.unwrap());
+    }
+    store.close().await;
+    execute(&db.url, "DROP TABLE alert_latest").await;
+    execute(&db.url, "DELETE FROM schema_migrations WHERE version = 23").await;
+    let store = Store::open(&db.url).await.unwrap();
+    let states = store.alert_states().await.unwrap();
+    assert_eq!(states, vec![step("a", 2, 2_000), step("b", 1, 1_500)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latest_filled_sqlite() {
+    alert_latest_is_filled_from_the_history(TestDb::sqlite()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latest_filled_postgres() {
+    if let Some(db) = TestDb::postgres("alerts::latest_filled_postgres").await {
+        alert_latest_is_filled_from_the_history(db).await;
+    }
+}
+
 /// A repeat is claimed once: a second claim of the same repeat (another
 /// gateway) or of an earlier one loses; the next repeat, or a repeat of a
 /// later firing transition, wins.

@@ -184,6 +184,7 @@ pub async fn retention_deletes_only_what_is_older(db: TestDb) {
         vec![("b", 2), ("c", 1)],
         "an alert resolved before the cutoff is forgotten; the others keep their state"
     );
+    assert_eq!(rows(&db, "alert_latest", "").await, 2, "its latest row too");
     let repeats = store.alert_repeats().await.unwrap();
     assert_eq!(
         repeats
@@ -199,6 +200,8 @@ pub async fn retention_deletes_only_what_is_older(db: TestDb) {
             .await
             .unwrap()
     );
+    let a = store.alert_latest("a").await.unwrap().expect("fired again");
+    assert_eq!((a.seq, a.state.as_str()), (1, "firing"));
     let after_total = store.stats(&all()).await.unwrap();
     assert_eq!(after_total.requests.total, kept_requests as u64);
     assert!(after_total.requests.total < before_total.requests.total);

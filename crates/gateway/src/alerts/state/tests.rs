@@ -65,11 +65,8 @@ fn dropped_alert(instance: &str, at_ms: i64) -> AlertTransition {
 }
 
 async fn state_of(store: &Store, key: &str) -> AlertTransition {
-    let states = store.alert_states().await.expect("states");
-    states
-        .into_iter()
-        .find(|s| s.alert_key == key)
-        .expect("the alert")
+    let latest = store.alert_latest(key).await.expect("states");
+    latest.expect("the alert")
 }
 
 /// A container restarted under a new hostname is a new instance: the
@@ -183,6 +180,54 @@ async fn a_tool_model_alert_keeps_firing_when_the_other_model_leaves() {
     let recovered = window(vec![tool_row("book", "m1", 20, 0)]);
     gw.round_over(&recovered, now + 2).await.expect("round");
     assert_eq!(state_of(&store, &key).await.state, "resolved");
+}
+
+/// A round reads every firing alert but only the latest resolved ones
+/// (`RESOLVED_STATES`): an alert resolved before them that fails again
+/// fires as its next step, looked up by its key, not as step 1 (which the
+/// store holds already: its claim would lose, and it would never fire).
+#[tokio::test]
+async fn an_alert_resolved_before_the_states_read_fires_as_its_next_step() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = sqlite_store(&dir).await;
+    let mut gw = engine(&store, "gw-a");
+    let key = rules::alert_key("tool_failure_rate", "book", rules::Models::All, "");
+    let now = now_ms();
+    let failing = window(vec![tool_row("book", "m1", 20, 20)]);
+    let fixed = window(vec![tool_row("book", "m1", 20, 0)]);
+    gw.round_over(&failing, now).await.expect("round");
+    gw.round_over(&fixed, now + 1).await.expect("round");
+    assert_eq!(state_of(&store, &key).await.seq, 2);
+    // As many alerts resolved since as a round reads.
+    for i in 0..toolwarden_store::RESOLVED_STATES {
+        let t = AlertTransition {
+            alert_key: format!("tool_failure_rate|t{i}|*|"),
+            seq: 2,
+            state: "resolved".into(),
+            tool: format!("t{i}"),
+            at_ms: now + 2 + i,
+            ..state_of(&store, &key).await
+        };
+        assert!(store.claim_alert_transition(&t).await.expect("claim"));
+    }
+    let states = store.alert_states().await.expect("states");
+    assert!(!states.iter().any(|s| s.alert_key == key), "not read");
+
+    let later = now + 10_000;
+    gw.round_over(&failing, later).await.expect("round");
+    let s = state_of(&store, &key).await;
+    assert_eq!(
+        (s.state.as_str(), s.seq, s.at_ms),
+        ("firing", 3, later),
+        "{s:?}"
+    );
+    assert!(
+        gw.board
+            .read()
+            .states
+            .iter()
+            .any(|s| s.alert_key == key && s.state == "firing")
+    );
 }
 
 /// Regression: a gateway with a rule turned off (or another threshold, or
@@ -536,9 +581,9 @@ async fn a_round_failing_after_its_claim_does_not_announce_it_again() {
         .expect("connect");
     // A row whose `seq` is text: reading the states fails from then on.
     sqlx::query(
-        "CREATE TRIGGER poison AFTER INSERT ON alert_transitions \
+        "CREATE TRIGGER poison AFTER INSERT ON alert_latest \
          WHEN NEW.rule = 'events_dropped' BEGIN \
-         INSERT INTO alert_transitions (alert_key, seq, state, rule, tool, model, instance, \
+         INSERT INTO alert_latest (alert_key, seq, state, rule, tool, model, instance, \
          value, threshold, volume, started_ms, at_ms, gateway) VALUES ('zz-poison', \
          'not a number', NEW.state, NEW.rule, NEW.tool, NEW.model, NEW.instance, NEW.value, \
          NEW.threshold, NEW.volume, NEW.started_ms, NEW.at_ms, NEW.gateway); END",
@@ -566,7 +611,7 @@ async fn a_round_failing_after_its_claim_does_not_announce_it_again_postgres() {
     for sql in [
         "CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
          PERFORM set_config('search_path', 'nowhere', false); RETURN NULL; END $$",
-        "CREATE TRIGGER poison AFTER INSERT ON alert_transitions FOR EACH ROW \
+        "CREATE TRIGGER poison AFTER INSERT ON alert_latest FOR EACH ROW \
          WHEN (NEW.rule = 'events_dropped') EXECUTE FUNCTION poison()",
     ] {
         sqlx::query(sql).execute(&mut conn).await.expect("trigger");
