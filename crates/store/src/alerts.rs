@@ -104,11 +104,19 @@ const TOOLS_SQL: &str = "SELECT tool, model, CAST(SUM(n) AS BIGINT), CAST(SUM(f)
     GROUP BY tool, COALESCE(model, 'unknown') \
     UNION ALL SELECT tool, COALESCE(model, 'unknown'), results, failures, 0.0, 0 \
     FROM dropped_tool_counts WHERE at_ms >= $3 AND results > 0) AS w \
-    GROUP BY tool, model";
+    GROUP BY tool, model ORDER BY SUM(n) DESC, tool, model LIMIT $4";
 const REQUESTS_SQL: &str = "SELECT COALESCE(model, 'unknown'), COUNT(*), \
     SUM(CASE WHEN status >= 500 OR status = 429 OR error IS NOT NULL THEN 1 ELSE 0 END), \
     CAST(COALESCE(SUM(repairs), 0) AS BIGINT) \
-    FROM requests WHERE at_ms >= $1 GROUP BY COALESCE(model, 'unknown')";
+    FROM requests WHERE at_ms >= $1 GROUP BY COALESCE(model, 'unknown') \
+    ORDER BY COUNT(*) DESC, COALESCE(model, 'unknown') LIMIT $2";
+
+/// Most rows of each half of a window ([`Store::alert_window`]): its
+/// busiest (tool, model) pairs and models. Tools and models are named by
+/// clients, so the pairs in a window are not a bounded set; past the
+/// busiest 10,000 they are left out (too few results each to fire a rule
+/// that asks for any volume, in all but a flood of names).
+pub const WINDOW_ROWS: i64 = 10_000;
 const COLUMNS: &str = "alert_key, seq, state, rule, tool, model, instance, value, threshold, \
     volume, started_ms, at_ms, gateway";
 const INSERT_SQL: &str = "INSERT INTO alert_transitions (alert_key, seq, state, rule, tool, \
@@ -230,10 +238,12 @@ macro_rules! alert_fns {
                 .bind(since_ms)
                 .bind(since_ms.saturating_sub(LONGEST_TOOL_MS))
                 .bind(since_ms - since_ms.rem_euclid(crate::aggregate::MINUTE_MS))
+                .bind(WINDOW_ROWS)
                 .fetch_all(pool)
                 .await?;
             let requests: Vec<(String, i64, i64, i64)> = sqlx::query_as(REQUESTS_SQL)
                 .bind(since_ms)
+                .bind(WINDOW_ROWS)
                 .fetch_all(pool)
                 .await?;
             Ok(AlertWindow {
@@ -346,7 +356,9 @@ alert_fns!(
 // === impl Store (alerts) ===
 
 impl Store {
-    /// Tool results (by their time) and requests since `since_ms`.
+    /// Tool results (by their time) and requests since `since_ms`: the
+    /// [`WINDOW_ROWS`] busiest (tool, model) pairs and models, busiest
+    /// first.
     pub async fn alert_window(&self, since_ms: i64) -> Result<AlertWindow, StoreError> {
         match self.pool() {
             Pool::Sqlite(p) => window_sqlite(p, since_ms).await,

@@ -168,28 +168,48 @@ impl Engine {
                 });
             }
         }
-        for (key, obs) in &observed {
+        // What would fire, busiest first: past `max_firing` alerts firing
+        // (tools and models are named by clients), the rest is held back.
+        let mut fire: Vec<(&String, &Observation)> = (observed.iter())
+            .filter(|(key, _)| !firing.contains(key.as_str()))
+            .filter(|(_, obs)| {
+                rules::decide(false, Some(obs), self.config.resolve_ratio) == Decision::Fire
+            })
+            .map(|(key, obs)| (key, *obs))
+            .collect();
+        fire.sort_by(|a, b| b.1.volume.cmp(&a.1.volume).then_with(|| a.0.cmp(b.0)));
+        let mut firing_after = firing.len() - transitions.len();
+        let mut held_back = 0;
+        for (key, obs) in fire {
+            if firing_after >= self.config.max_firing {
+                held_back += 1;
+                continue;
+            }
+            // The states hold every firing alert but only the latest
+            // resolved ones: an alert resolved before those has its latest
+            // step in the store, and this one must follow it (the
+            // `(alert_key, seq)` claim every gateway races for).
             let previous = latest.get(key.as_str()).copied();
+            let stored = match previous {
+                Some(_) => None,
+                None => self.store.alert_latest(key).await?,
+            };
+            let previous = previous.or(stored.as_ref());
             if previous.is_some_and(|p| p.state == "firing") {
                 continue;
             }
-            if rules::decide(false, Some(obs), self.config.resolve_ratio) == Decision::Fire {
-                // The states hold every firing alert but only the latest
-                // resolved ones: an alert resolved before those has its
-                // latest step in the store, and this one must follow it
-                // (the `(alert_key, seq)` claim every gateway races for).
-                let stored = match previous {
-                    Some(_) => None,
-                    None => self.store.alert_latest(key).await?,
-                };
-                let previous = previous.or(stored.as_ref());
-                if previous.is_some_and(|p| p.state == "firing") {
-                    continue;
-                }
-                let seq = previous.map_or(1, |p| p.seq + 1);
-                transitions.push(obs.transition(seq, "firing", now, now, &self.instance));
-            }
+            let seq = previous.map_or(1, |p| p.seq + 1);
+            transitions.push(obs.transition(seq, "firing", now, now, &self.instance));
+            firing_after += 1;
         }
+        if held_back > 0 {
+            tracing::warn!(
+                held_back,
+                max_firing = self.config.max_firing,
+                "alerts over their thresholds not fired: alerts.max_firing alerts are firing"
+            );
+        }
+        self.board.write().held_back = held_back;
         let changed = !transitions.is_empty();
         for t in transitions {
             if self.store.claim_alert_transition(&t).await? {

@@ -9,6 +9,7 @@
 //! webhooks = ["https://receiver.example/alertmanager"]  # takes Alertmanager's webhook body
 //! format = "alertmanager"     # or "slack"
 //! repeat_interval_ms = 14400000  # re-send a still-firing alert every 4 h (0: never)
+//! max_firing = 1000           # no new alert fires while this many are firing
 //!
 //! [alerts.failure_rate]
 //! threshold = 0.05
@@ -34,6 +35,8 @@ const DEFAULT_RETRIES: u64 = 5;
 const DEFAULT_TIMEOUT_MS: u64 = 5_000;
 /// Alertmanager's default `repeat_interval`: 4 h.
 const DEFAULT_REPEAT_INTERVAL_MS: u64 = 4 * 60 * 60 * 1000;
+/// As many as `/metrics` shows (`metrics::alerts_board::MAX_GAUGES`).
+const DEFAULT_MAX_FIRING: u64 = 1000;
 
 /// One rule's settings as read.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -73,6 +76,10 @@ pub struct RawAlerts {
     /// A firing alert's notification is sent again when this long (ms)
     /// has passed since it was last sent; 0: never.
     pub repeat_interval_ms: Option<u64>,
+    /// Most alerts firing at once: past it, no new alert fires (tools and
+    /// models are named by clients), and the round counts those it held
+    /// back.
+    pub max_firing: Option<u64>,
     /// This gateway's name in alerts about its own counters (default: host:port).
     pub instance: Option<String>,
     /// Tool failure rate (per tool, per tool × model).
@@ -148,6 +155,8 @@ pub struct AlertsConfig {
     /// How often a still-firing alert's notification is sent again
     /// (`None`: never).
     pub repeat_interval: Option<Duration>,
+    /// Most alerts firing at once (see [`RawAlerts::max_firing`]).
+    pub max_firing: usize,
     /// This gateway's name, when set.
     pub instance: Option<String>,
 }
@@ -200,6 +209,7 @@ impl RawAlerts {
             retries: over.retries.or(self.retries),
             timeout_ms: over.timeout_ms.or(self.timeout_ms),
             repeat_interval_ms: over.repeat_interval_ms.or(self.repeat_interval_ms),
+            max_firing: over.max_firing.or(self.max_firing),
             instance: over.instance.or(self.instance),
             failure_rate: merge_rule(self.failure_rate, over.failure_rate),
             exec_time: merge_rule(self.exec_time, over.exec_time),
@@ -235,6 +245,7 @@ impl RawAlerts {
         let interval_ms = positive("interval_ms", self.interval_ms, DEFAULT_INTERVAL_MS);
         let queue = positive("queue", self.queue, DEFAULT_QUEUE);
         let timeout_ms = positive("timeout_ms", self.timeout_ms, DEFAULT_TIMEOUT_MS);
+        let max_firing = positive("max_firing", self.max_firing, DEFAULT_MAX_FIRING);
         let repeat_ms = self
             .repeat_interval_ms
             .unwrap_or(DEFAULT_REPEAT_INTERVAL_MS);
@@ -318,6 +329,7 @@ impl RawAlerts {
             retries: u32::try_from(self.retries.unwrap_or(DEFAULT_RETRIES)).unwrap_or(u32::MAX),
             timeout: Duration::from_millis(timeout_ms),
             repeat_interval: (repeat_ms != 0).then(|| Duration::from_millis(repeat_ms)),
+            max_firing: usize::try_from(max_firing).unwrap_or(usize::MAX),
             instance: self.instance.filter(|s| !s.is_empty()),
         }
     }
@@ -383,6 +395,7 @@ impl std::fmt::Debug for RawAlerts {
             .field("retries", &self.retries)
             .field("timeout_ms", &self.timeout_ms)
             .field("repeat_interval_ms", &self.repeat_interval_ms)
+            .field("max_firing", &self.max_firing)
             .field("instance", &self.instance)
             .field("failure_rate", &self.failure_rate)
             .field("exec_time", &self.exec_time)
@@ -410,6 +423,7 @@ impl std::fmt::Debug for AlertsConfig {
             .field("retries", &self.retries)
             .field("timeout", &self.timeout)
             .field("repeat_interval", &self.repeat_interval)
+            .field("max_firing", &self.max_firing)
             .field("instance", &self.instance)
             .finish()
     }

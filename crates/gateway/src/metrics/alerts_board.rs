@@ -20,6 +20,8 @@ pub(crate) const MAX_GAUGES: usize = 1000;
 /// Webhook notifications by outcome (`sent`, `failed`, `dropped`) and
 /// kind (`transition`, `resend`, `repeat`).
 pub(crate) const ALERT_NOTIFICATIONS_TOTAL: &str = "toolwarden_alert_notifications_total";
+/// See [`BoardState::held_back`].
+pub(crate) const ALERTS_HELD_BACK: &str = "toolwarden_alerts_held_back";
 
 /// Why a notification is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +65,9 @@ pub(crate) struct BoardState {
     pub(crate) evaluated_ms: Option<i64>,
     pub(crate) error: Option<String>,
     pub(crate) states: Vec<AlertTransition>,
+    /// Alerts over their thresholds the last round did not fire:
+    /// `alerts.max_firing` alerts were firing.
+    pub(crate) held_back: usize,
 }
 
 // === impl NotificationKind ===
@@ -167,6 +172,11 @@ impl AlertsBoard {
             }
             let _ = writeln!(out, "\"}} {}", u8::from(a.state == "firing"));
         }
+        let _ = writeln!(
+            out,
+            "# HELP {ALERTS_HELD_BACK} Alerts over their thresholds the last evaluation did not fire: alerts.max_firing were firing.\n# TYPE {ALERTS_HELD_BACK} gauge\n{ALERTS_HELD_BACK} {}",
+            s.held_back
+        );
         let _ = writeln!(
             out,
             "# HELP {ALERT_NOTIFICATIONS_TOTAL} Alert webhook notifications by outcome and kind (transition, resend, repeat).\n# TYPE {ALERT_NOTIFICATIONS_TOTAL} counter"

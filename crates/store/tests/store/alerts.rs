@@ -198,6 +198,56 @@ async fn alert_heartbeats(db: TestDb) {
     assert_eq!(seen, vec![("gw-a".to_owned(), 3_000)], "gw-b forgotten");
 }
 
+/// A window of more (tool, model) pairs than `WINDOW_ROWS` holds the
+/// busiest of them, busiest first.
+async fn a_window_holds_its_busiest_pairs(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let n = WINDOW_ROWS as usize;
+    let mut events = Vec::new();
+    for i in 0..=n {
+        let id = format!("call_window_{i:06}");
+        let tool = format!("t{i:06}");
+        events.push(Event::ToolResult(result(
+            "q",
+            "s",
+            &id,
+            3,
+            Some(&tool),
+            true,
+            1_000,
+        )));
+    }
+    for k in 0..3 {
+        let id = format!("call_busy_{k}");
+        events.push(Event::ToolResult(result(
+            "q",
+            "s",
+            &id,
+            3,
+            Some("busy"),
+            k == 0,
+            1_000,
+        )));
+    }
+    record_all(&store, &events).await;
+    let w = store.alert_window(500).await.unwrap();
+    assert_eq!(w.tools.len(), n, "one pair left out");
+    assert_eq!((w.tools[0].tool.as_str(), w.tools[0].results), ("busy", 3));
+    assert!(w.tools[1..].iter().all(|r| r.results == 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busiest_sqlite() {
+    a_window_holds_its_busiest_pairs(TestDb::sqlite()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busiest_postgres() {
+    if let Some(db) = TestDb::postgres("alerts::busiest_postgres").await {
+        a_window_holds_its_busiest_pairs(db).await;
+    }
+}
+
 /// A transition of `tool`'s alert.
 fn step(tool: &str, seq: i64, at_ms: i64) -> AlertTransition {
     AlertTransition {

@@ -230,6 +230,57 @@ async fn an_alert_resolved_before_the_states_read_fires_as_its_next_step() {
     );
 }
 
+/// No more than `max_firing` alerts fire at once: the busiest fire, the
+/// rest is held back (and shown as such) until some resolve.
+#[tokio::test]
+async fn no_more_alerts_fire_than_max_firing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = sqlite_store(&dir).await;
+    let mut gw = engine_with(&store, "gw-a", alerts_config("max_firing = 2"));
+    let key = |tool| rules::alert_key("tool_failure_rate", tool, rules::Models::All, "");
+    let now = now_ms();
+    let three = window(vec![
+        tool_row("a", "m1", 20, 20),
+        tool_row("b", "m1", 40, 40),
+        tool_row("c", "m1", 30, 30),
+    ]);
+    gw.round_over(&three, now).await.expect("round");
+    let firing = |gw: &Engine| -> Vec<String> {
+        let mut keys: Vec<String> = (gw.board.read().states.iter())
+            .filter(|s| s.state == "firing")
+            .map(|s| s.tool.clone())
+            .collect();
+        keys.sort();
+        keys
+    };
+    assert_eq!(firing(&gw), ["b", "c"], "the busiest two");
+    assert_eq!(gw.board.read().held_back, 1);
+    let mut metrics = String::new();
+    gw.board.write().running = true;
+    gw.board.render(&mut metrics);
+    assert!(
+        metrics.contains("\ntoolwarden_alerts_held_back 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        store
+            .alert_latest(&key("a"))
+            .await
+            .expect("latest")
+            .is_none()
+    );
+
+    // "b" recovers: "a" fires in its place.
+    let b_fixed = window(vec![
+        tool_row("a", "m1", 20, 20),
+        tool_row("b", "m1", 40, 0),
+        tool_row("c", "m1", 30, 30),
+    ]);
+    gw.round_over(&b_fixed, now + 1).await.expect("round");
+    assert_eq!(firing(&gw), ["a", "c"]);
+    assert_eq!(gw.board.read().held_back, 0);
+}
+
 /// Regression: a gateway with a rule turned off (or another threshold, or
 /// an older version) resolved every alert of that rule another gateway
 /// fired, and the other fired it again next round: a notification pair
