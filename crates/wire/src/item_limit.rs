@@ -31,7 +31,9 @@ use crate::{WireError, WireErrorKind, bytemask};
 
 /// The most JSON objects and arrays nested at most [`ITEM_DEPTH`] deep
 /// that a request body read by this crate may hold (see the module docs).
-/// A conversation of a million tokens holds a few tens of thousands.
+/// Far above a real conversation: even a million tokens of context spent
+/// on the smallest tool calls and results (some 60 tokens a pair, six
+/// values a pair) is about 100,000.
 pub const MAX_REQUEST_ITEMS: usize = 200_000;
 
 /// How deep the values [`MAX_REQUEST_ITEMS`] counts may be nested: the
@@ -41,9 +43,9 @@ pub const ITEM_DEPTH: u32 = 5;
 
 /// `Err` ([`WireErrorKind::TooLarge`]) when `body` holds more than
 /// [`MAX_REQUEST_ITEMS`] objects and arrays nested at most
-/// [`ITEM_DEPTH`] deep. Not a syntax check: a body that is not JSON
-/// passes unless its first bytes already exceed the count, and is refused
-/// by the reader that follows.
+/// [`ITEM_DEPTH`] deep. Not a syntax check: a body that is not JSON is
+/// counted all the same (at least what a reader would build of it before
+/// refusing it), and refused by the reader that follows if not here.
 pub fn check_items(body: &[u8]) -> Result<(), WireError> {
     check_items_within(body, MAX_REQUEST_ITEMS)
 }

@@ -2,8 +2,8 @@
 //! compare with the alerts' current states (also from the store, so every
 //! gateway on one database sees the same: every firing alert, the latest
 //! resolved ones, and an alert about to fire looked up by its key), and
-//! claim each transition in `alert_transitions`. Only the gateway whose insert wins announces it:
-//! a JSONL line, a log line, the webhooks.
+//! claim each transition in `alert_transitions`. Only the gateway whose
+//! insert wins announces it: a JSONL line, a log line, the webhooks.
 //!
 //! A per-gateway alert (`events_dropped`, labelled with its `instance`) is
 //! the business of the gateway that raised it, as long as that instance
@@ -178,7 +178,8 @@ impl Engine {
             .map(|(key, obs)| (key, *obs))
             .collect();
         fire.sort_by(|a, b| b.1.volume.cmp(&a.1.volume).then_with(|| a.0.cmp(b.0)));
-        let mut firing_after = firing.len() - transitions.len();
+        // The firing alerts once this round's resolutions are claimed.
+        let mut firing_after = firing.len().saturating_sub(transitions.len());
         let mut held_back = 0;
         for (key, obs) in fire {
             if firing_after >= self.config.max_firing {
