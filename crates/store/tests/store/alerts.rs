@@ -156,21 +156,7 @@ async fn alert_window_and_claims(db: TestDb) {
 pub async fn tied_alerts(db: &TestDb) -> (Vec<AlertTransition>, Vec<AlertTransition>) {
     let store = Store::open(&db.url).await.unwrap();
     for tool in ["b", "ab", "B", "a_b", "_a"] {
-        let t = AlertTransition {
-            alert_key: format!("tool_failure_rate|{tool}|*|"),
-            seq: 1,
-            state: "firing".into(),
-            rule: "tool_failure_rate".into(),
-            tool: tool.into(),
-            model: "*".into(),
-            instance: String::new(),
-            value: 1.0,
-            threshold: 0.05,
-            volume: 20,
-            started_ms: 2_000,
-            at_ms: 2_000,
-            gateway: "gw-a".into(),
-        };
+        let t = step(tool, 1, 2_000);
         assert!(store.claim_alert_transition(&t).await.unwrap());
     }
     let listed = (
@@ -200,7 +186,7 @@ async fn alert_heartbeats(db: TestDb) {
 
 /// A window of more (tool, model) pairs than `WINDOW_ROWS` holds the
 /// busiest of them, busiest first.
-async fn a_window_holds_its_busiest_pairs(db: TestDb) {
+pub async fn a_window_holds_its_busiest_pairs(db: TestDb) {
     let store = Store::open(&db.url).await.unwrap();
     let n = WINDOW_ROWS as usize;
     let mut events = Vec::new();
@@ -236,18 +222,6 @@ async fn a_window_holds_its_busiest_pairs(db: TestDb) {
     assert!(w.tools[1..].iter().all(|r| r.results == 1));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn busiest_sqlite() {
-    a_window_holds_its_busiest_pairs(TestDb::sqlite()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn busiest_postgres() {
-    if let Some(db) = TestDb::postgres("alerts::busiest_postgres").await {
-        a_window_holds_its_busiest_pairs(db).await;
-    }
-}
-
 /// A transition of `tool`'s alert.
 fn step(tool: &str, seq: i64, at_ms: i64) -> AlertTransition {
     AlertTransition {
@@ -271,7 +245,7 @@ fn step(tool: &str, seq: i64, at_ms: i64) -> AlertTransition {
 /// `RESOLVED_STATES` resolved ones, however many alerts the history
 /// holds; an older one is found by its key. Claims that commit out of
 /// order leave the later step as the alert's latest.
-async fn alert_states_are_bounded(db: TestDb) {
+pub async fn alert_states_are_bounded(db: TestDb) {
     let store = Store::open(&db.url).await.unwrap();
     // The oldest: resolved first, then as many resolved after it as the
     // states hold, then one firing the longest.
@@ -339,21 +313,9 @@ async fn alert_states_are_bounded(db: TestDb) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bounded_states_sqlite() {
-    alert_states_are_bounded(TestDb::sqlite()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bounded_states_postgres() {
-    if let Some(db) = TestDb::postgres("alerts::bounded_states_postgres").await {
-        alert_states_are_bounded(db).await;
-    }
-}
-
 /// A database of the schema before `alert_latest` (version 22) with alert
 /// history: the migration fills the table with each alert's latest step.
-async fn alert_latest_is_filled_from_the_history(db: TestDb) {
+pub async fn alert_latest_is_filled_from_the_history(db: TestDb) {
     let store = Store::open(&db.url).await.unwrap();
     for t in [
         step("a", 1, 1_000),
@@ -368,18 +330,6 @@ async fn alert_latest_is_filled_from_the_history(db: TestDb) {
     let store = Store::open(&db.url).await.unwrap();
     let states = store.alert_states().await.unwrap();
     assert_eq!(states, vec![step("a", 2, 2_000), step("b", 1, 1_500)]);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn latest_filled_sqlite() {
-    alert_latest_is_filled_from_the_history(TestDb::sqlite()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn latest_filled_postgres() {
-    if let Some(db) = TestDb::postgres("alerts::latest_filled_postgres").await {
-        alert_latest_is_filled_from_the_history(db).await;
-    }
 }
 
 /// A repeat is claimed once: a second claim of the same repeat (another
