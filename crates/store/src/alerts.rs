@@ -52,6 +52,15 @@ pub struct AlertWindow {
     pub requests: Vec<RequestWindowRow>,
 }
 
+impl AlertWindow {
+    /// Whether either half holds [`WINDOW_ROWS`] rows: the store may have
+    /// left the quietest pairs or models out ([`Store::alert_window_of`]).
+    pub fn is_cut(&self) -> bool {
+        let full = |n: usize| i64::try_from(n).unwrap_or(i64::MAX) >= WINDOW_ROWS;
+        full(self.tools.len()) || full(self.requests.len())
+    }
+}
+
 /// One row of `alert_transitions`: an alert turning `firing` or `resolved`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AlertTransition {
@@ -95,27 +104,55 @@ pub struct AlertTransition {
 /// the window's first minute counts whole: leaving it out missed the
 /// failures counted in its part of the window. They have no execution
 /// time.
-const TOOLS_SQL: &str = "SELECT tool, model, CAST(SUM(n) AS BIGINT), CAST(SUM(f) AS BIGINT), \
-    SUM(e), CAST(SUM(timed) AS BIGINT) FROM (\
-    SELECT tool, COALESCE(model, 'unknown') AS model, COUNT(*) AS n, \
-    SUM(CASE WHEN failed = 1 THEN 1 ELSE 0 END) AS f, COALESCE(SUM(exec_ms), 0.0) AS e, \
-    COUNT(exec_ms) AS timed \
-    FROM tool_calls WHERE result_at_ms >= $1 AND at_ms >= $2 AND failed IS NOT NULL \
-    GROUP BY tool, COALESCE(model, 'unknown') \
-    UNION ALL SELECT tool, COALESCE(model, 'unknown'), results, failures, 0.0, 0 \
-    FROM dropped_tool_counts WHERE at_ms >= $3 AND results > 0) AS w \
-    GROUP BY tool, model ORDER BY SUM(n) DESC, tool, model LIMIT $4";
-const REQUESTS_SQL: &str = "SELECT COALESCE(model, 'unknown'), COUNT(*), \
-    SUM(CASE WHEN status >= 500 OR status = 429 OR error IS NOT NULL THEN 1 ELSE 0 END), \
-    CAST(COALESCE(SUM(repairs), 0) AS BIGINT) \
-    FROM requests WHERE at_ms >= $1 GROUP BY COALESCE(model, 'unknown') \
-    ORDER BY COUNT(*) DESC, COALESCE(model, 'unknown') LIMIT $2";
+/// The tools half; `filter` narrows both its sources to some tools
+/// ([`names_in`]).
+fn tools_sql(filter: &str) -> String {
+    format!(
+        "SELECT tool, model, CAST(SUM(n) AS BIGINT), CAST(SUM(f) AS BIGINT), \
+         SUM(e), CAST(SUM(timed) AS BIGINT) FROM (\
+         SELECT tool, COALESCE(model, 'unknown') AS model, COUNT(*) AS n, \
+         SUM(CASE WHEN failed = 1 THEN 1 ELSE 0 END) AS f, COALESCE(SUM(exec_ms), 0.0) AS e, \
+         COUNT(exec_ms) AS timed \
+         FROM tool_calls WHERE result_at_ms >= $1 AND at_ms >= $2 AND failed IS NOT NULL{filter} \
+         GROUP BY tool, COALESCE(model, 'unknown') \
+         UNION ALL SELECT tool, COALESCE(model, 'unknown'), results, failures, 0.0, 0 \
+         FROM dropped_tool_counts WHERE at_ms >= $3 AND results > 0{filter}) AS w \
+         GROUP BY tool, model ORDER BY SUM(n) DESC, tool, model LIMIT $4"
+    )
+}
+
+/// The requests half; `filter` narrows it to some models ([`names_in`]).
+fn requests_sql(filter: &str) -> String {
+    format!(
+        "SELECT COALESCE(model, 'unknown'), COUNT(*), \
+         SUM(CASE WHEN status >= 500 OR status = 429 OR error IS NOT NULL THEN 1 ELSE 0 END), \
+         CAST(COALESCE(SUM(repairs), 0) AS BIGINT) \
+         FROM requests WHERE at_ms >= $1{filter} GROUP BY COALESCE(model, 'unknown') \
+         ORDER BY COUNT(*) DESC, COALESCE(model, 'unknown') LIMIT $2"
+    )
+}
+
+/// ` AND {column} IN ($first, …)` for `names` bound from `$first` on;
+/// nothing for `None` (the whole window).
+fn names_in(column: &str, first: usize, names: Option<&[String]>) -> String {
+    let Some(names) = names else {
+        return String::new();
+    };
+    let marks: Vec<String> = (first..first + names.len())
+        .map(|i| format!("${i}"))
+        .collect();
+    format!(" AND {column} IN ({})", marks.join(", "))
+}
+
+/// Names bound in one statement of [`Store::alert_window_of`].
+const NAMES_PER_STATEMENT: usize = 500;
 
 /// Most rows of each half of a window ([`Store::alert_window`]): its
 /// busiest (tool, model) pairs and models. Tools and models are named by
 /// clients, so the pairs in a window are not a bounded set; past the
 /// busiest 10,000 they are left out (too few results each to fire a rule
-/// that asks for any volume, in all but a flood of names).
+/// that asks for any volume, in all but a flood of names); the rows of the
+/// alerts firing are read by name then ([`Store::alert_window_of`]).
 pub const WINDOW_ROWS: i64 = 10_000;
 const COLUMNS: &str = "alert_key, seq, state, rule, tool, model, instance, value, threshold, \
     volume, started_ms, at_ms, gateway";
@@ -233,41 +270,65 @@ macro_rules! bind_transition {
 
 macro_rules! alert_fns {
     ($window:ident, $latest:ident, $latest_of:ident, $recent:ident, $claim:ident, $beat:ident, $pool:ty, $byte_order:expr) => {
-        async fn $window(pool: &$pool, since_ms: i64) -> Result<AlertWindow, sqlx::Error> {
-            let tools: Vec<(String, String, i64, i64, f64, i64)> = sqlx::query_as(TOOLS_SQL)
-                .bind(since_ms)
-                .bind(since_ms.saturating_sub(LONGEST_TOOL_MS))
-                .bind(since_ms - since_ms.rem_euclid(crate::aggregate::MINUTE_MS))
-                .bind(WINDOW_ROWS)
-                .fetch_all(pool)
-                .await?;
-            let requests: Vec<(String, i64, i64, i64)> = sqlx::query_as(REQUESTS_SQL)
-                .bind(since_ms)
-                .bind(WINDOW_ROWS)
-                .fetch_all(pool)
-                .await?;
-            Ok(AlertWindow {
-                tools: tools
-                    .into_iter()
-                    .map(|(tool, model, n, f, sum, timed)| ToolWindowRow {
-                        tool,
-                        model,
-                        results: count(n),
-                        failures: count(f),
-                        exec_ms_sum: sum,
-                        exec_count: count(timed),
-                    })
-                    .collect(),
-                requests: requests
-                    .into_iter()
-                    .map(|(model, n, errors, repairs)| RequestWindowRow {
-                        model,
-                        requests: count(n),
-                        upstream_errors: count(errors),
-                        repairs: count(repairs),
-                    })
-                    .collect(),
-            })
+        async fn $window(
+            pool: &$pool,
+            since_ms: i64,
+            only: Option<(&[String], &[String])>,
+        ) -> Result<AlertWindow, sqlx::Error> {
+            let (tool_names, model_names): (Vec<_>, Vec<_>) = match only {
+                None => (vec![None], vec![None]),
+                Some((tools, models)) => (
+                    tools.chunks(NAMES_PER_STATEMENT).map(Some).collect(),
+                    models.chunks(NAMES_PER_STATEMENT).map(Some).collect(),
+                ),
+            };
+            let mut window = AlertWindow::default();
+            for names in tool_names {
+                let sql = tools_sql(&names_in("tool", 5, names));
+                let mut query = sqlx::query_as::<_, (String, String, i64, i64, f64, i64)>(&sql)
+                    .bind(since_ms)
+                    .bind(since_ms.saturating_sub(LONGEST_TOOL_MS))
+                    .bind(since_ms - since_ms.rem_euclid(crate::aggregate::MINUTE_MS))
+                    .bind(WINDOW_ROWS);
+                for name in names.unwrap_or_default() {
+                    query = query.bind(name);
+                }
+                let rows = query.fetch_all(pool).await?;
+                window
+                    .tools
+                    .extend(rows.into_iter().map(|(tool, model, n, f, sum, timed)| {
+                        ToolWindowRow {
+                            tool,
+                            model,
+                            results: count(n),
+                            failures: count(f),
+                            exec_ms_sum: sum,
+                            exec_count: count(timed),
+                        }
+                    }));
+            }
+            for names in model_names {
+                let sql = requests_sql(&names_in("COALESCE(model, 'unknown')", 3, names));
+                let mut query = sqlx::query_as::<_, (String, i64, i64, i64)>(&sql)
+                    .bind(since_ms)
+                    .bind(WINDOW_ROWS);
+                for name in names.unwrap_or_default() {
+                    query = query.bind(name);
+                }
+                let rows = query.fetch_all(pool).await?;
+                window
+                    .requests
+                    .extend(
+                        rows.into_iter()
+                            .map(|(model, n, errors, repairs)| RequestWindowRow {
+                                model,
+                                requests: count(n),
+                                upstream_errors: count(errors),
+                                repairs: count(repairs),
+                            }),
+                    );
+            }
+            Ok(window)
         }
 
         async fn $latest(pool: &$pool) -> Result<Vec<AlertTransition>, sqlx::Error> {
@@ -360,9 +421,32 @@ impl Store {
     /// [`WINDOW_ROWS`] busiest (tool, model) pairs and models, busiest
     /// first.
     pub async fn alert_window(&self, since_ms: i64) -> Result<AlertWindow, StoreError> {
+        self.window(since_ms, None).await
+    }
+
+    /// The rows of [`Store::alert_window`] for these `tools` (with each of
+    /// their models) and these `models` only, however few results they
+    /// have: what a window cut at [`WINDOW_ROWS`] (see
+    /// [`AlertWindow::is_cut`]) may have left out of the alerts firing.
+    /// Each statement binds 500 names and gives at most [`WINDOW_ROWS`]
+    /// rows.
+    pub async fn alert_window_of(
+        &self,
+        since_ms: i64,
+        tools: &[String],
+        models: &[String],
+    ) -> Result<AlertWindow, StoreError> {
+        self.window(since_ms, Some((tools, models))).await
+    }
+
+    async fn window(
+        &self,
+        since_ms: i64,
+        only: Option<(&[String], &[String])>,
+    ) -> Result<AlertWindow, StoreError> {
         match self.pool() {
-            Pool::Sqlite(p) => window_sqlite(p, since_ms).await,
-            Pool::Postgres(p) => window_postgres(p, since_ms).await,
+            Pool::Sqlite(p) => window_sqlite(p, since_ms, only).await,
+            Pool::Postgres(p) => window_postgres(p, since_ms, only).await,
         }
         .map_err(StoreError::query)
     }

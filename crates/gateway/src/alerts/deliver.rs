@@ -32,6 +32,10 @@ use crate::upstream::HttpClient;
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Notifications a webhook did not take kept to send again, one per alert
+/// (as many as a round's states hold by default: 1,000 firing and the
+/// 1,000 resolved last); past it the oldest is forgotten.
+pub(crate) const KEPT_PER_WEBHOOK: usize = 2_000;
 
 /// The senders of the webhook queues.
 #[derive(Debug)]
@@ -143,6 +147,13 @@ impl Delivery {
         }
     }
 
+    /// The alerts of the notifications kept to send again, on any webhook.
+    pub(crate) fn kept_keys(&self) -> HashSet<String> {
+        (self.queues.iter())
+            .flat_map(|queue| queue.book().failed.keys().cloned().collect::<Vec<_>>())
+            .collect()
+    }
+
     /// Sends again, once per alert and webhook, each kept notification
     /// that is still its alert's latest transition (in `latest`, by key);
     /// forgets the others. Answers how many were queued.
@@ -239,9 +250,31 @@ impl Book {
         let t = job.transition;
         match self.failed.get(&t.alert_key) {
             Some(kept) if kept.seq > t.seq => {}
-            _ => {
+            Some(_) => {
                 self.failed.insert(t.alert_key.clone(), t);
             }
+            None => {
+                if self.failed.len() >= KEPT_PER_WEBHOOK {
+                    self.forget_oldest();
+                }
+                self.failed.insert(t.alert_key.clone(), t);
+            }
+        }
+    }
+
+    /// Forgets the kept notification decided first (a scan: only while
+    /// [`KEPT_PER_WEBHOOK`] are kept, a webhook down through a flood of
+    /// alerts).
+    fn forget_oldest(&mut self) {
+        let oldest = (self.failed.iter())
+            .min_by(|a, b| (a.1.at_ms, a.0).cmp(&(b.1.at_ms, b.0)))
+            .map(|(key, _)| key.clone());
+        if let Some(key) = oldest {
+            tracing::warn!(
+                kept = KEPT_PER_WEBHOOK,
+                "alert notifications kept to send again are at their bound: the oldest is forgotten"
+            );
+            self.failed.remove(&key);
         }
     }
 
@@ -689,6 +722,31 @@ mod book_tests {
         assert_eq!(book.failed["k"].seq, 2);
         book.owe(job(NotificationKind::Repeat, 2));
         assert!(!book.again.contains("k"));
+    }
+
+    /// The notifications kept are bounded: past [`KEPT_PER_WEBHOOK`] alerts
+    /// the one decided first is forgotten; a later step of a kept alert
+    /// replaces it and forgets nothing.
+    #[test]
+    fn kept_notifications_are_bounded_oldest_forgotten() {
+        let mut book = Book::default();
+        let at = |key: &str, seq: i64, at_ms: i64| {
+            let mut j = job(NotificationKind::Transition, seq);
+            j.transition.alert_key = key.into();
+            j.transition.at_ms = at_ms;
+            j
+        };
+        for i in 0..KEPT_PER_WEBHOOK {
+            let at_ms = i64::try_from(i).expect("i") + 10;
+            book.owe(at(&format!("k{i}"), 1, at_ms));
+        }
+        book.owe(at("k5", 2, 5_000));
+        assert_eq!(book.failed.len(), KEPT_PER_WEBHOOK);
+        assert_eq!(book.failed["k5"].seq, 2);
+        book.owe(at("new", 1, 9_000));
+        assert_eq!(book.failed.len(), KEPT_PER_WEBHOOK);
+        assert!(!book.failed.contains_key("k0"), "the oldest forgotten");
+        assert!(book.failed.contains_key("new") && book.failed.contains_key("k1"));
     }
 
     /// A webhook URL's credentials (`http://user:pass@receiver/…`, a

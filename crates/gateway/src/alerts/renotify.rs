@@ -2,10 +2,11 @@
 //!
 //! - a notification a webhook could not take (its retries spent on a
 //!   failure that can pass: a receiver restarting, Slack down) is sent
-//!   again while it is still its alert's latest transition in the round's
-//!   states (which hold the firing alerts and the latest resolved ones:
-//!   `toolwarden_store::RESOLVED_STATES`), until the webhook takes it; at
-//!   most one per alert and webhook is on its way.
+//!   again while it is still its alert's latest transition (in the
+//!   round's states, which hold the firing alerts and the latest resolved
+//!   ones, `toolwarden_store::RESOLVED_STATES`; else looked up by its key),
+//!   until the webhook takes it; at most one per alert and webhook is on
+//!   its way, and at most `deliver::KEPT_PER_WEBHOOK` are kept.
 //!   Only the gateway that sent it keeps it (in memory): no other gateway
 //!   sends it, and if this one stops, the next repeat does;
 //! - a firing alert's notification is repeated when `repeat_interval` has
@@ -15,7 +16,7 @@
 //!   claimed in the store (`alert_repeats`), so gateways sharing one
 //!   database send it once; a gateway without webhooks claims none.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use toolwarden_store::{AlertRepeat, AlertTransition, StoreError};
 
@@ -37,8 +38,20 @@ impl Engine {
             return Ok(Vec::new());
         }
         {
-            let latest: HashMap<&str, &AlertTransition> =
-                states.iter().map(|s| (s.alert_key.as_str(), s)).collect();
+            // A kept notification's alert may have resolved before the
+            // states' latest resolved ones: looked up by its key.
+            let read: HashSet<&str> = states.iter().map(|s| s.alert_key.as_str()).collect();
+            let mut looked_up = Vec::new();
+            for key in self.delivery.kept_keys() {
+                if !read.contains(key.as_str())
+                    && let Some(t) = self.store.alert_latest(&key).await?
+                {
+                    looked_up.push(t);
+                }
+            }
+            let latest: HashMap<&str, &AlertTransition> = (states.iter().chain(&looked_up))
+                .map(|s| (s.alert_key.as_str(), s))
+                .collect();
             self.delivery.resend_failed(&latest);
         }
         let Some(every) = self.config.repeat_interval else {

@@ -22,14 +22,14 @@
 //! again next round.
 
 use std::{
-    collections::{HashMap, HashSet, VecDeque},
+    collections::{BTreeSet, HashMap, HashSet, VecDeque},
     path::PathBuf,
     sync::Arc,
 };
 
 use serde_json::json;
 use tokio::sync::watch;
-use toolwarden_store::{AlertTransition, AlertWindow, JsonlLog, Store, StoreError};
+use toolwarden_store::{AlertTransition, AlertWindow, JsonlLog, Store, StoreError, WINDOW_ROWS};
 
 use super::{
     AlertsBoard,
@@ -132,6 +132,13 @@ impl Engine {
             .collect();
         let dropped = self.dropped_in_window(now);
         let states = self.store.alert_states().await?;
+        let completed;
+        let window = if window.is_cut() {
+            completed = self.complete(window, &states, now).await?;
+            &completed
+        } else {
+            window
+        };
         let firing: HashSet<&str> = states
             .iter()
             .filter(|s| s.state == "firing")
@@ -233,6 +240,49 @@ impl Engine {
             tracing::warn!(error = %e, "alert notifications were not sent again this round");
         }
         Ok(())
+    }
+
+    /// `window`, which the store cut at `WINDOW_ROWS` rows a half (a flood
+    /// of tool or model names), with every row of the tools and models of
+    /// the alerts firing in `states`: one of them left out would resolve as
+    /// if it had no data, and a tool's alert over all its models would see
+    /// only some. (A requests alert over all models sees the busiest
+    /// 10,000 models.)
+    async fn complete(
+        &self,
+        window: &AlertWindow,
+        states: &[AlertTransition],
+        now: i64,
+    ) -> Result<AlertWindow, StoreError> {
+        let cut = |rows: usize| i64::try_from(rows).unwrap_or(i64::MAX) >= WINDOW_ROWS;
+        let (mut tools, mut models) = (BTreeSet::new(), BTreeSet::new());
+        let firing = states.iter().filter(|s| s.state == "firing");
+        for s in firing.filter(|s| s.instance.is_empty()) {
+            if s.tool != "*" && cut(window.tools.len()) {
+                tools.insert(s.tool.clone());
+            } else if s.tool == "*" && s.model != "*" && cut(window.requests.len()) {
+                models.insert(s.model.clone());
+            }
+        }
+        let mut complete = window.clone();
+        if tools.is_empty() && models.is_empty() {
+            return Ok(complete);
+        }
+        let window_ms = i64::try_from(self.config.window.as_millis()).unwrap_or(i64::MAX);
+        let (tools, models): (Vec<String>, Vec<String>) =
+            (tools.into_iter().collect(), models.into_iter().collect());
+        let of_firing = (self.store)
+            .alert_window_of(now - window_ms, &tools, &models)
+            .await?;
+        complete
+            .tools
+            .retain(|r| tools.binary_search(&r.tool).is_err());
+        complete.tools.extend(of_firing.tools);
+        complete
+            .requests
+            .retain(|r| models.binary_search(&r.model).is_err());
+        complete.requests.extend(of_firing.requests);
+        Ok(complete)
     }
 
     /// Whether the firing alert `s` is another gateway's to resolve, as

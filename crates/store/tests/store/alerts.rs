@@ -215,11 +215,48 @@ pub async fn a_window_holds_its_busiest_pairs(db: TestDb) {
             1_000,
         )));
     }
+    events.push(request("q", "s", 1_000));
     record_all(&store, &events).await;
     let w = store.alert_window(500).await.unwrap();
-    assert_eq!(w.tools.len(), n, "one pair left out");
+    assert_eq!(w.tools.len(), n, "two pairs left out");
+    assert!(w.is_cut());
     assert_eq!((w.tools[0].tool.as_str(), w.tools[0].results), ("busy", 3));
     assert!(w.tools[1..].iter().all(|r| r.results == 1));
+    let last = format!("t{n:06}");
+    assert!(
+        !w.tools.iter().any(|r| r.tool == last),
+        "the quietest, last"
+    );
+
+    // The rows of named tools and models, however quiet: in statements
+    // of 500 names.
+    let mut tools: Vec<String> = (0..600).map(|i| format!("t{i:06}")).collect();
+    tools.extend([last.clone(), "busy".into(), "never".into()]);
+    let models = ["gpt-test".to_owned(), "other".to_owned()];
+    let of = store.alert_window_of(500, &tools, &models).await.unwrap();
+    assert_eq!(of.tools.len(), 602, "{:?}", &of.tools[..3]);
+    assert!(!of.is_cut());
+    let quiet = of
+        .tools
+        .iter()
+        .find(|r| r.tool == last)
+        .expect("the quietest");
+    assert_eq!(
+        (quiet.model.as_str(), quiet.results, quiet.failures),
+        ("gpt-test", 1, 1)
+    );
+    let busy = of.tools.iter().find(|r| r.tool == "busy").expect("busy");
+    assert_eq!((busy.results, busy.failures), (3, 1));
+    assert_eq!(of.requests.len(), 1, "{:?}", of.requests);
+    assert_eq!(
+        (of.requests[0].model.as_str(), of.requests[0].requests),
+        ("gpt-test", 1)
+    );
+    // Nothing named, nothing read; none of them in the window, no rows.
+    let none = store.alert_window_of(500, &[], &[]).await.unwrap();
+    assert_eq!(none, AlertWindow::default());
+    let later = store.alert_window_of(5_000, &tools, &models).await.unwrap();
+    assert_eq!(later, AlertWindow::default());
 }
 
 /// A transition of `tool`'s alert.

@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use toolwarden_store::{NoopObserver, Recorder, RecorderOptions, ToolWindowRow};
+use toolwarden_store::{
+    Event, NoopObserver, Recorder, RecorderOptions, ToolResultRecord, ToolWindowRow,
+};
 
 use super::*;
 use crate::{Config, alerts::config::RawAlerts, metrics::Metrics};
@@ -182,6 +184,24 @@ async fn a_tool_model_alert_keeps_firing_when_the_other_model_leaves() {
     assert_eq!(state_of(&store, &key).await.state, "resolved");
 }
 
+/// Resolves as many other alerts after `key`'s resolution (from `at_ms`
+/// on) as a round reads (`RESOLVED_STATES`): `key` is not among them.
+async fn resolve_as_many_as_are_read(store: &Store, key: &str, at_ms: i64) {
+    let resolved = state_of(store, key).await;
+    assert_eq!(resolved.state, "resolved");
+    for i in 0..toolwarden_store::RESOLVED_STATES {
+        let t = AlertTransition {
+            alert_key: format!("tool_failure_rate|t{i}|*|"),
+            tool: format!("t{i}"),
+            at_ms: at_ms + i,
+            ..resolved.clone()
+        };
+        assert!(store.claim_alert_transition(&t).await.expect("claim"));
+    }
+    let states = store.alert_states().await.expect("states");
+    assert!(!states.iter().any(|s| s.alert_key == key), "not read");
+}
+
 /// A round reads every firing alert but only the latest resolved ones
 /// (`RESOLVED_STATES`): an alert resolved before them that fails again
 /// fires as its next step, looked up by its key, not as step 1 (which the
@@ -198,20 +218,7 @@ async fn an_alert_resolved_before_the_states_read_fires_as_its_next_step() {
     gw.round_over(&failing, now).await.expect("round");
     gw.round_over(&fixed, now + 1).await.expect("round");
     assert_eq!(state_of(&store, &key).await.seq, 2);
-    // As many alerts resolved since as a round reads.
-    for i in 0..toolwarden_store::RESOLVED_STATES {
-        let t = AlertTransition {
-            alert_key: format!("tool_failure_rate|t{i}|*|"),
-            seq: 2,
-            state: "resolved".into(),
-            tool: format!("t{i}"),
-            at_ms: now + 2 + i,
-            ..state_of(&store, &key).await
-        };
-        assert!(store.claim_alert_transition(&t).await.expect("claim"));
-    }
-    let states = store.alert_states().await.expect("states");
-    assert!(!states.iter().any(|s| s.alert_key == key), "not read");
+    resolve_as_many_as_are_read(&store, &key, now + 2).await;
 
     let later = now + 10_000;
     gw.round_over(&failing, later).await.expect("round");
@@ -228,6 +235,136 @@ async fn an_alert_resolved_before_the_states_read_fires_as_its_next_step() {
             .iter()
             .any(|s| s.alert_key == key && s.state == "firing")
     );
+}
+
+/// `n` results of `tool` (model `m1`) recorded in `store` at `at_ms`,
+/// `failed` or not.
+async fn record_results(store: &Store, tool: &str, n: usize, failed: bool, at_ms: i64) {
+    let recorder = Recorder::start(
+        Some(store.clone()),
+        RecorderOptions {
+            queue_capacity: n.max(1),
+            batch_max: n.max(1),
+            flush_interval: Duration::from_millis(5),
+            jsonl: None,
+        },
+        Arc::new(NoopObserver),
+    );
+    for i in 0..n {
+        recorder.record(Event::ToolResult(ToolResultRecord {
+            request_id: format!("q-{tool}-{failed}-{i}"),
+            session_id: "s".into(),
+            provider: "openai".into(),
+            model: Some("m1".into()),
+            call_id: format!("call_{tool}_{failed}_{i}"),
+            message_index: 1,
+            tool: Some(tool.into()),
+            failed,
+            basis: if failed { "explicit" } else { "none" }.into(),
+            content_bytes: 8,
+            excerpt: None,
+            at_ms,
+            exec_ms: None,
+            previous_response_id: None,
+            answers: None,
+            trace_parent: None,
+            trace_state: None,
+            latest_of_its_id: false,
+            first_turn: None,
+        }));
+    }
+    let report = recorder.shutdown().await;
+    assert!(report.unwritten.is_empty(), "{report:?}");
+}
+
+/// Regression: a window the store cuts at `WINDOW_ROWS` pairs (a flood
+/// of tool names, each busier than it) left a firing alert's tool out,
+/// and the alert resolved as if its tool had no results. Its rows are
+/// read by name: it keeps firing while they fail, and resolves on them.
+#[tokio::test]
+async fn a_firing_alert_left_out_of_a_cut_window_is_judged_on_its_own_rows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = sqlite_store(&dir).await;
+    let mut gw = engine(&store, "gw-a");
+    let key = rules::alert_key("tool_failure_rate", "quiet", rules::Models::All, "");
+    let now = now_ms();
+    record_results(&store, "quiet", 20, true, now).await;
+    gw.round().await.expect("round");
+    assert_eq!(state_of(&store, &key).await.state, "firing");
+
+    let n = usize::try_from(WINDOW_ROWS).expect("rows");
+    let flood = window(
+        (0..n)
+            .map(|i| tool_row(&format!("t{i:05}"), "m1", 30, 0))
+            .collect(),
+    );
+    assert!(flood.is_cut());
+    gw.round_over(&flood, now + 1).await.expect("round");
+    let s = state_of(&store, &key).await;
+    assert_eq!((s.state.as_str(), s.seq), ("firing", 1), "{s:?}");
+
+    record_results(&store, "quiet", 2_000, false, now + 2).await;
+    gw.round_over(&flood, now + 3).await.expect("round");
+    let s = state_of(&store, &key).await;
+    assert_eq!((s.state.as_str(), s.seq), ("resolved", 2), "{s:?}");
+    assert_eq!(s.volume, 2_020, "resolved on its rows: {s:?}");
+
+    // A window that is not cut is taken as it is: no rows, no data.
+    assert!(!window(vec![tool_row("t", "m1", 30, 0)]).is_cut());
+}
+
+/// Regression: a resolution a webhook could not take was sent again only
+/// while it was among a round's states, the `RESOLVED_STATES` resolved
+/// last: one resolved before them was forgotten. It is looked up by its
+/// key and sent again.
+#[tokio::test]
+async fn a_kept_resolution_older_than_the_states_read_is_sent_again() {
+    use crate::metrics::alerts_board::NotificationKind;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = sqlite_store(&dir).await;
+    // Nothing listens on port 9: every notification fails, and is kept.
+    let config = alerts_config(
+        "webhooks = [\"http://127.0.0.1:9/hook\"]\nretries = 0\nrepeat_interval_ms = 0",
+    );
+    let mut gw = engine_with(&store, "gw-a", config);
+    let key = rules::alert_key("tool_failure_rate", "book", rules::Models::All, "");
+    let now = now_ms();
+    let failing = window(vec![tool_row("book", "m1", 20, 20)]);
+    let fixed = window(vec![tool_row("book", "m1", 20, 0)]);
+    let settled = |gw: &Engine| {
+        let board = gw.board.clone();
+        async move {
+            for _ in 0..500 {
+                if board.pending.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            panic!("notifications still on their way");
+        }
+    };
+    gw.round_over(&failing, now).await.expect("round");
+    settled(&gw).await;
+    gw.round_over(&fixed, now + 1).await.expect("round");
+    settled(&gw).await;
+    let transitions = gw.board.outcomes(NotificationKind::Transition);
+    assert_eq!(
+        transitions
+            .failed
+            .load(std::sync::atomic::Ordering::Relaxed),
+        2
+    );
+    let board = gw.board.clone();
+    let resent = || {
+        let o = board.outcomes(NotificationKind::Resend);
+        o.failed.load(std::sync::atomic::Ordering::Relaxed)
+    };
+    let before = resent();
+    resolve_as_many_as_are_read(&store, &key, now + 2).await;
+
+    gw.round_over(&fixed, now + 10_000).await.expect("round");
+    settled(&gw).await;
+    assert_eq!(resent(), before + 1, "the resolution sent again");
 }
 
 /// No more than `max_firing` alerts fire at once: the busiest fire, the
