@@ -100,6 +100,11 @@ pub(crate) fn error_response(provider: Provider, err: &ProxyError) -> Response<G
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
+    if let Some(seconds) = err.retry_after() {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static(seconds));
+    }
     if provider == Provider::Bedrock {
         // AWS clients name the error by this header (botocore's code,
         // the SDKs' exception class); without it they see a bare status.

@@ -103,6 +103,9 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// Largest request body accepted (larger → 413).
     pub max_request_bytes: usize,
+    /// Request bodies held in memory at once, over all connections, bytes
+    /// (`crate::limits::body_budget`).
+    pub max_buffered_request_bytes: usize,
     /// Largest non-streaming response copied for parsing, and most a
     /// stream's parse keeps of its calls and arguments (the response itself
     /// always passes through whole).
@@ -254,6 +257,10 @@ impl fmt::Debug for Config {
             .field("detector_disable", &self.detector_disable)
             .field("shutdown_grace", &self.shutdown_grace)
             .field("max_request_bytes", &self.max_request_bytes)
+            .field(
+                "max_buffered_request_bytes",
+                &self.max_buffered_request_bytes,
+            )
             .field("response_parse_limit", &self.response_parse_limit)
             .field("workers", &self.workers)
             .field("upstream_roots", &self.upstream_roots.len())

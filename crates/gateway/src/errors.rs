@@ -47,6 +47,10 @@ pub(crate) enum ProxyErrorKind {
     BodyTooLarge,
     /// The client's request body could not be read.
     ClientBody,
+    /// The request's body found no room: `max_buffered_request_bytes` of
+    /// bodies are held (`crate::limits::body_budget`). Answered 503 with
+    /// `retry-after`.
+    Overloaded,
     /// The request could not be turned into an upstream request.
     BadRequest,
     /// The request's upstream is not configured (issue 18: Azure, Bedrock).
@@ -159,6 +163,12 @@ impl ProxyError {
         )
     }
 
+    /// The `retry-after` its answer carries, seconds: the gateway's own
+    /// overload passes.
+    pub(crate) fn retry_after(&self) -> Option<&'static str> {
+        (self.kind == ProxyErrorKind::Overloaded).then_some("1")
+    }
+
     /// What went wrong.
     #[cfg(test)]
     pub(crate) fn kind(&self) -> ProxyErrorKind {
@@ -171,6 +181,7 @@ impl ProxyError {
             ProxyErrorKind::FirstByteTimeout => StatusCode::GATEWAY_TIMEOUT,
             ProxyErrorKind::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ProxyErrorKind::ClientBody | ProxyErrorKind::BadRequest => StatusCode::BAD_REQUEST,
+            ProxyErrorKind::Overloaded => StatusCode::SERVICE_UNAVAILABLE,
             // Not the client's fault, but no retry can help.
             ProxyErrorKind::NotConfigured => StatusCode::NOT_FOUND,
             ProxyErrorKind::NotRelayed => StatusCode::NOT_IMPLEMENTED,
@@ -192,6 +203,7 @@ impl ProxyError {
             ProxyErrorKind::MidStream => "upstream_stream_error",
             ProxyErrorKind::BodyTooLarge => "request_too_large",
             ProxyErrorKind::ClientBody => "request_body_error",
+            ProxyErrorKind::Overloaded => "gateway_overloaded",
             ProxyErrorKind::BadRequest => "bad_request",
             ProxyErrorKind::NotConfigured => "upstream_not_configured",
             ProxyErrorKind::CrossSite => "cross_site_request",
@@ -229,6 +241,7 @@ impl fmt::Display for ProxyError {
             ProxyErrorKind::MidStream => write!(f, "stream from upstream {host} broke: {detail}"),
             ProxyErrorKind::BodyTooLarge
             | ProxyErrorKind::ClientBody
+            | ProxyErrorKind::Overloaded
             | ProxyErrorKind::BadRequest => write!(f, "request not forwarded to {host}: {detail}"),
             ProxyErrorKind::NotConfigured
             | ProxyErrorKind::CrossSite
@@ -347,6 +360,7 @@ fn anthropic_error_type(status: StatusCode) -> &'static str {
         404 => "not_found_error",
         413 => "request_too_large",
         429 => "rate_limit_error",
+        503 => "overloaded_error",
         504 => "timeout_error",
         529 => "overloaded_error",
         _ => "api_error",

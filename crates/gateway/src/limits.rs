@@ -4,6 +4,9 @@
 //! And the bound on a name or an id taken from a client ([`MAX_NAME_LEN`]),
 //! which the records (`observe`) and the metric labels (`metrics`) both
 //! apply: names are cut ([`clip_name`]), ids kept apart ([`clip_id`]).
+//! And the bound on request bodies held at once ([`body_budget`]).
+
+pub(crate) mod body_budget;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -137,6 +137,8 @@ impl Gateway {
             tool_rows: config.dashboard_tool_rows,
         });
         let connections = crate::limits::ConnectionSlots::new(config.max_client_connections);
+        let body_budget =
+            crate::limits::body_budget::BodyBudget::new(config.max_buffered_request_bytes);
         let (balance, inboxes) = crate::balance::Balance::new(config.workers);
         let shared = Arc::new(Shared {
             config,
@@ -147,6 +149,7 @@ impl Gateway {
             control: tokio::runtime::Handle::current(),
             started: Instant::now(),
             connections,
+            body_budget,
             balance,
             unpooled,
             _jsonl_claim: jsonl_claim,

@@ -46,6 +46,8 @@ pub(crate) struct Shared {
     pub(crate) started: Instant,
     /// Client connections open, capped by `max_client_connections`.
     pub(crate) connections: Arc<crate::limits::ConnectionSlots>,
+    /// Request bodies held at once, capped by `max_buffered_request_bytes`.
+    pub(crate) body_budget: Arc<crate::limits::body_budget::BodyBudget>,
     /// Client connections per worker.
     pub(crate) balance: Arc<crate::balance::Balance>,
     /// The upstream client with no pool (`upstream::build_unpooled_client`):
@@ -77,6 +79,11 @@ impl Shared {
                 "backlog": c.backlog,
                 "events_aggregated": c.events_aggregated,
                 "aggregate_overflow": c.aggregate_overflow,
+            },
+            "request_bodies": {
+                "held_bytes": self.body_budget.held_bytes(),
+                "max_bytes": self.config.max_buffered_request_bytes,
+                "refused": self.body_budget.refused(),
             },
         });
         let mut response = Response::new(GatewayBody::full(body.to_string()));

@@ -9,6 +9,10 @@ use tokio::net::TcpStream;
 use toolwarden_gateway::{Config, Gateway, GatewayErrorKind, JsonlLog};
 use toolwarden_mock_provider::{MockOptions, MockProvider};
 
+mod endurance {
+    pub mod bodies;
+}
+
 const BODY: &str = r#"{"model":"claude-test","max_tokens":64,"messages":[{"role":"user","content":"list the files"}],"tools":[{"name":"shell","input_schema":{"type":"object"}}]}"#;
 
 /// An Anthropic request for `session`, with `extra` header lines (each

@@ -21,6 +21,7 @@ fn endurance_defaults() {
     assert_eq!(config.client_head_timeout, Duration::from_secs(30));
     assert_eq!(config.client_body_timeout, Duration::from_secs(60));
     assert_eq!(config.max_client_connections, 10_000);
+    assert_eq!(config.max_buffered_request_bytes, 1 << 30);
     assert_eq!(config.retention, Some(Duration::from_secs(30 * 86_400)));
     assert_eq!(config.ws_close_wait, Duration::from_secs(2));
     assert_eq!(config.ws_forced_close_wait, Duration::from_millis(500));
@@ -132,6 +133,30 @@ fn endurance_settings_come_from_the_environment() {
     assert_eq!(config.client_head_timeout, Duration::from_millis(1500));
     assert_eq!(config.client_body_timeout, Duration::from_millis(2500));
     assert_eq!(config.max_client_connections, 64);
+}
+
+/// The bodies held at once come from the environment; a bound below
+/// `max_request_bytes` would refuse every body of that size: refused.
+#[test]
+fn the_buffered_bodies_bound_is_set_and_not_below_the_largest_body() {
+    let config = env(&[
+        ("TOOLWARDEN_MAX_REQUEST_BYTES", "2048"),
+        ("TOOLWARDEN_MAX_BUFFERED_REQUEST_BYTES", "2048"),
+    ])
+    .validate()
+    .unwrap();
+    assert_eq!(config.max_buffered_request_bytes, 2048);
+    let err = env(&[
+        ("TOOLWARDEN_MAX_REQUEST_BYTES", "2048"),
+        ("TOOLWARDEN_MAX_BUFFERED_REQUEST_BYTES", "1024"),
+    ])
+    .validate()
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("max_buffered_request_bytes 1024: at least max_request_bytes (2048)"),
+        "{err}"
+    );
 }
 
 #[test]

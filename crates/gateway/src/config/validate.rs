@@ -40,6 +40,8 @@ const DEFAULT_CLIENT_BODY_TIMEOUT_MS: u64 = 60_000;
 /// Endurance: client connections open at once, over all workers.
 const DEFAULT_MAX_CLIENT_CONNECTIONS: u64 = 10_000;
 const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
+/// Endurance: request bodies held at once (sixteen of the largest).
+const DEFAULT_MAX_BUFFERED_REQUEST_BYTES: u64 = 1 << 30;
 const DEFAULT_RESPONSE_PARSE_LIMIT: u64 = 32 << 20;
 const MAX_WORKERS: u64 = 256;
 /// WebSocket mode: the largest message (after permessage-deflate) either
@@ -75,6 +77,10 @@ pub(super) const NUMBER_DEFAULTS: &[(&str, u64)] = &[
     ("max_client_connections", DEFAULT_MAX_CLIENT_CONNECTIONS),
     ("dashboard_tool_rows", DEFAULT_DASHBOARD_TOOL_ROWS),
     ("max_request_bytes", DEFAULT_MAX_REQUEST_BYTES),
+    (
+        "max_buffered_request_bytes",
+        DEFAULT_MAX_BUFFERED_REQUEST_BYTES,
+    ),
     ("response_parse_limit", DEFAULT_RESPONSE_PARSE_LIMIT),
     ("ws_max_message_bytes", DEFAULT_WS_MAX_MESSAGE_BYTES),
     ("ws_close_wait_ms", DEFAULT_WS_CLOSE_WAIT_MS),
@@ -324,6 +330,8 @@ impl RawConfig {
             self.max_request_bytes,
             DEFAULT_MAX_REQUEST_BYTES,
         );
+        let max_buffered_request_bytes =
+            (self.max_buffered_request_bytes).unwrap_or(DEFAULT_MAX_BUFFERED_REQUEST_BYTES);
         let response_parse_limit = positive(
             "response_parse_limit",
             self.response_parse_limit,
@@ -362,6 +370,12 @@ impl RawConfig {
         if dashboard_tool_rows > MAX_DASHBOARD_TOOL_ROWS {
             problems.push(format!(
                 "dashboard_tool_rows {dashboard_tool_rows}: at most {MAX_DASHBOARD_TOOL_ROWS}"
+            ));
+        }
+        if max_buffered_request_bytes < max_request_bytes {
+            problems.push(format!(
+                "max_buffered_request_bytes {max_buffered_request_bytes}: at least \
+                 max_request_bytes ({max_request_bytes}), or no body of that size is ever read"
             ));
         }
         if ws_close_wait_ms > MAX_WS_CLOSE_WAIT_MS {
@@ -455,6 +469,8 @@ impl RawConfig {
                     self.shutdown_grace_ms.unwrap_or(DEFAULT_SHUTDOWN_GRACE_MS),
                 ),
                 max_request_bytes: usize::try_from(max_request_bytes).unwrap_or(usize::MAX),
+                max_buffered_request_bytes: usize::try_from(max_buffered_request_bytes)
+                    .unwrap_or(usize::MAX),
                 response_parse_limit: usize::try_from(response_parse_limit).unwrap_or(usize::MAX),
                 workers,
                 upstream_roots,

@@ -48,6 +48,7 @@ use super::{
 };
 use crate::{
     errors::{ProxyError, ProxyErrorKind, error_body, sse_tail::SseTail, stream_error_event},
+    limits::body_budget::Held,
     observe::{Observation, READ_ON_BYTES, READ_ON_TIME, ResponseMeta},
     pipeline::{self, Forwarded, Outbound},
     routes::{Provider, ProxyRoute},
@@ -73,14 +74,15 @@ pub(super) struct Ctx<'a> {
     pub shutdown: &'a watch::Receiver<bool>,
 }
 
-/// Run one exchange; the request's body has been read. `closing`: the
+/// Run one exchange; the request's body has been read (and holds its part
+/// of `max_buffered_request_bytes` until it has gone). `closing`: the
 /// connection closes after it (the client asked, or the gateway was
 /// stopping when it began); a stop that begins while it runs closes it
 /// too, and the answer says so when its head has not gone yet.
 pub(super) async fn run(
     cx: Ctx<'_>,
     head: Box<RequestHead>,
-    body: Bytes,
+    (body, held): (Bytes, Held),
     at_ms: i64,
     closing: bool,
 ) -> Next {
@@ -137,7 +139,7 @@ pub(super) async fn run(
     // grace period) has had its results counted.
     let (sent, (mut observation, changes)) =
         futures_util::future::join(sending, outbound.analyze(shared)).await;
-    drop(forward);
+    drop((forward, held));
     let write_limit = shared.config.client_body_timeout;
     let (mut up, mut ubuf, cut_short) = match sent {
         Ok(Sent::Whole(up)) => (up, BytesMut::with_capacity(READ_CHUNK), false),
@@ -391,8 +393,11 @@ pub(super) async fn reply_error(
     write_limit: Duration,
 ) -> std::io::Result<()> {
     let (status, body) = error_body(provider, err);
+    let retry_after = err
+        .retry_after()
+        .map_or(String::new(), |s| format!("retry-after: {s}\r\n"));
     let head = format!(
-        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{}\r\n",
+        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{retry_after}{}\r\n",
         status.as_u16(),
         status.canonical_reason().unwrap_or(""),
         body.len(),

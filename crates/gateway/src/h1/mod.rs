@@ -49,6 +49,7 @@ use self::{
 };
 use crate::{
     errors::{ProxyError, ProxyErrorKind},
+    limits::body_budget::{Held, NoRoom},
     observe::{Observation, now_ms},
     pipeline,
     shutdown::raised,
@@ -119,7 +120,8 @@ pub(crate) async fn serve(
             }
         };
         let at_ms = now_ms();
-        let Some(body) = read_body(&mut client, &mut buf, shared, &head, at_ms).await else {
+        let Some((body, held)) = read_body(&mut client, &mut buf, shared, &head, at_ms).await
+        else {
             return Ended::Closed;
         };
         let closing = head.close || *shutdown.borrow();
@@ -132,7 +134,7 @@ pub(crate) async fn serve(
                 shutdown: &*shutdown,
             },
             head,
-            body,
+            (body, held),
             at_ms,
             closing,
         )
@@ -143,16 +145,17 @@ pub(crate) async fn serve(
     }
 }
 
-/// Read the whole body after the head; `None` when the connection must
-/// close (body too large: answered 413; not sent whole in time, or cut:
-/// answered 400).
+/// Read the whole body after the head, with what it holds of
+/// `max_buffered_request_bytes`; `None` when the connection must close
+/// (body too large: answered 413; no room for it: 503; not sent whole in
+/// time, or cut: 400).
 async fn read_body(
     client: &mut TcpStream,
     buf: &mut BytesMut,
     shared: &Arc<Shared>,
     head: &RequestHead,
     at_ms: i64,
-) -> Option<bytes::Bytes> {
+) -> Option<(bytes::Bytes, Held)> {
     let fail = |err: &ProxyError| {
         let base =
             pipeline::request_base(shared, &head.route, &head.path, head.client.clone(), at_ms);
@@ -175,25 +178,25 @@ async fn read_body(
     };
     let total = head.len + body_len;
     let deadline = Instant::now() + shared.config.client_body_timeout;
-    if let Err(stop) = read_to(client, buf, total, deadline).await {
-        let detail = match stop {
-            BodyStop::Timeout => format!(
-                "the client did not send the whole body within client_body_timeout_ms ({} ms)",
-                shared.config.client_body_timeout.as_millis()
-            ),
-            BodyStop::Failed(e) => format!("reading the request body failed: {e}"),
-            BodyStop::Closed => "the client closed the connection before the whole body".into(),
-        };
-        let err = ProxyError::new(ProxyErrorKind::ClientBody, host, detail);
+    let mut held = shared.body_budget.hold();
+    if let Err(stop) = read_to(client, buf, total, deadline, &mut held).await {
+        if let BodyStop::NoRoom(_) = stop {
+            // Read and dropped, so that the client, still sending it,
+            // reads the answer (a socket closed with bytes unread is
+            // reset); one that stops sending is answered all the same.
+            drop(held);
+            let _ = discard_to(client, buf, total, deadline).await;
+        }
+        let err = stop.into_error(shared, host);
         fail(&err);
-        // Answered as hyper's path answers it (400 naming the
-        // setting), for a client still reading; then closed.
+        // Answered as hyper's path answers it, for a client still
+        // reading; then closed.
         let limit = shared.config.client_body_timeout;
         let _ = exchange::reply_error(client, head.route.provider, &err, true, limit).await;
         return None;
     }
     let _ = buf.split_to(head.len);
-    Some(buf.split_to(body_len).freeze())
+    Some((buf.split_to(body_len).freeze(), held))
 }
 
 /// Most of a body reserved ahead of its bytes.
@@ -208,6 +211,25 @@ enum BodyStop {
     Failed(std::io::Error),
     /// The client closed its side first.
     Closed,
+    /// `max_buffered_request_bytes` of bodies are held.
+    NoRoom(NoRoom),
+}
+
+impl BodyStop {
+    /// What the client is answered (400 naming the setting; 503 for no
+    /// room).
+    fn into_error(self, shared: &Shared, host: &str) -> ProxyError {
+        let detail = match self {
+            BodyStop::NoRoom(no_room) => return pipeline::overloaded(host, no_room),
+            BodyStop::Timeout => format!(
+                "the client did not send the whole body within client_body_timeout_ms ({} ms)",
+                shared.config.client_body_timeout.as_millis()
+            ),
+            BodyStop::Failed(e) => format!("reading the request body failed: {e}"),
+            BodyStop::Closed => "the client closed the connection before the whole body".into(),
+        };
+        ProxyError::new(ProxyErrorKind::ClientBody, host, detail)
+    }
 }
 
 /// Read from `client` until `buf` holds `total` bytes, by `deadline`. The
@@ -215,17 +237,44 @@ enum BodyStop {
 /// ahead of them: a `content-length` is only the client's word, and
 /// reserving it whole before the body came let a client that announced a
 /// body of `max_request_bytes` and sent none of it make the gateway
-/// allocate that much, per connection.
+/// allocate that much, per connection. What it reserves is `held` under
+/// `max_buffered_request_bytes` first.
 async fn read_to(
     client: &mut TcpStream,
     buf: &mut BytesMut,
     total: usize,
     deadline: Instant,
+    held: &mut Held,
 ) -> Result<(), BodyStop> {
     while buf.len() < total {
-        buf.reserve((total - buf.len()).min(BODY_RESERVE));
+        let ahead = (total - buf.len()).min(BODY_RESERVE);
+        held.cover(buf.len() + ahead).map_err(BodyStop::NoRoom)?;
+        buf.reserve(ahead);
         match timeout_at(deadline, client.read_buf(buf)).await {
             Ok(Ok(n)) if n > 0 => {}
+            Ok(Ok(_)) => return Err(BodyStop::Closed),
+            Ok(Err(e)) => return Err(BodyStop::Failed(e)),
+            Err(_) => return Err(BodyStop::Timeout),
+        }
+    }
+    held.cover(total).map_err(BodyStop::NoRoom)
+}
+
+/// Reads and drops the rest of the `total` bytes `buf` began with (a head
+/// and its body), by `deadline`, holding no more than a read's worth.
+async fn discard_to(
+    client: &mut TcpStream,
+    buf: &mut BytesMut,
+    total: usize,
+    deadline: Instant,
+) -> Result<(), BodyStop> {
+    let mut left = total.saturating_sub(buf.len());
+    buf.clear();
+    let mut scratch = vec![0u8; READ_CHUNK];
+    while left > 0 {
+        let want = left.min(scratch.len());
+        match timeout_at(deadline, client.read(&mut scratch[..want])).await {
+            Ok(Ok(n)) if n > 0 => left -= n,
             Ok(Ok(_)) => return Err(BodyStop::Closed),
             Ok(Err(e)) => return Err(BodyStop::Failed(e)),
             Err(_) => return Err(BodyStop::Timeout),
@@ -239,6 +288,7 @@ mod tests {
     use tokio::io::AsyncWriteExt;
 
     use super::*;
+    use crate::limits::body_budget::BodyBudget;
 
     /// A body announced large and sent in part holds about what was sent,
     /// not what was announced; sent whole, it is read whole.
@@ -252,12 +302,15 @@ mod tests {
         let total = 256 << 20;
         let deadline = Instant::now() + std::time::Duration::from_secs(30);
         let mut buf = BytesMut::new();
+        let budget = BodyBudget::new(1 << 30);
+        let mut held = budget.hold();
         sender.write_all(&[b'x'; 100]).await.unwrap();
-        let reading = read_to(&mut client, &mut buf, total, deadline);
+        let reading = read_to(&mut client, &mut buf, total, deadline, &mut held);
         let waited = tokio::time::timeout(std::time::Duration::from_millis(200), reading).await;
         assert!(waited.is_err(), "still waiting for the rest");
         assert_eq!(&buf[..], &[b'x'; 100][..]);
         assert!(buf.capacity() <= 2 * BODY_RESERVE, "{}", buf.capacity());
+        assert!(budget.held_bytes() <= 2 * BODY_RESERVE, "held as it came");
 
         let rest: Vec<u8> = (0..(3 << 20) - 100).map(|i| (i % 251) as u8).collect();
         let total = 3 << 20;
@@ -265,8 +318,12 @@ mod tests {
             sender.write_all(&rest).await.unwrap();
             sender.write_all(b"next").await.unwrap();
         };
-        let (read, ()) = tokio::join!(read_to(&mut client, &mut buf, total, deadline), writing);
+        let reading = read_to(&mut client, &mut buf, total, deadline, &mut held);
+        let (read, ()) = tokio::join!(reading, writing);
         read.unwrap();
+        assert_eq!(budget.held_bytes(), total, "the whole body held");
+        drop(held);
+        assert_eq!(budget.held_bytes(), 0);
         assert!(buf.len() >= total);
         assert_eq!(&buf[100..total], &rest[..]);
         assert!(
@@ -277,8 +334,48 @@ mod tests {
         drop(sender);
         let mut buf = BytesMut::new();
         assert!(matches!(
-            read_to(&mut client, &mut buf, total + 10, deadline).await,
+            read_to(
+                &mut client,
+                &mut buf,
+                total + 10,
+                deadline,
+                &mut budget.hold()
+            )
+            .await,
             Err(BodyStop::Closed)
         ));
+    }
+
+    /// A body that would take the budget past `max_buffered_request_bytes`
+    /// stops as it reaches it, holding no more than the budget, whatever
+    /// the body announced; its holding is given back.
+    #[tokio::test]
+    async fn a_body_past_the_budget_stops_at_it() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut sender = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (mut client, _) = listener.accept().await.unwrap();
+        let deadline = Instant::now() + std::time::Duration::from_secs(30);
+        let budget = BodyBudget::new(1 << 20);
+        let mut other = budget.hold();
+        other.cover(512 << 10).expect("room");
+        let body = vec![b'y'; 1 << 20];
+        let writing = async {
+            // The reader stops early: the rest may not be read.
+            let _ = sender.write_all(&body).await;
+        };
+        let mut buf = BytesMut::new();
+        let mut held = budget.hold();
+        let reading = read_to(&mut client, &mut buf, 1 << 20, deadline, &mut held);
+        let (read, ()) = tokio::join!(reading, writing);
+        assert!(
+            matches!(read, Err(BodyStop::NoRoom(NoRoom { max })) if max == 1 << 20),
+            "{read:?}"
+        );
+        assert!(buf.capacity() <= 512 << 10, "{}", buf.capacity());
+        assert_eq!(budget.refused(), 1);
+        drop((held, other));
+        assert_eq!(budget.held_bytes(), 0);
     }
 }

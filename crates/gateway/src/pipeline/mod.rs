@@ -19,6 +19,7 @@ use toolwarden_wire::Target;
 use crate::{
     RepairMode,
     errors::{ProxyError, ProxyErrorKind},
+    limits::body_budget::NoRoom,
     metrics::events::RepairApplied,
     observe::{
         Observation, RequestBase,
@@ -69,6 +70,19 @@ pub(crate) fn too_large(shared: &Shared, host: &str) -> ProxyError {
         ProxyErrorKind::BodyTooLarge,
         host,
         format!("the request body is larger than {limit} bytes"),
+    )
+}
+
+/// The error for a body that found no room under
+/// `max_buffered_request_bytes`.
+pub(crate) fn overloaded(host: &str, no_room: NoRoom) -> ProxyError {
+    ProxyError::new(
+        ProxyErrorKind::Overloaded,
+        host,
+        format!(
+            "the gateway holds max_buffered_request_bytes ({} bytes) of request bodies; try again",
+            no_room.max
+        ),
     )
 }
 

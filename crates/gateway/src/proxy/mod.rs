@@ -39,6 +39,7 @@ use hyper::body::Incoming;
 use crate::{
     body::{GatewayBody, error_response},
     errors::{ProxyError, ProxyErrorKind},
+    limits::body_budget::{Held, NoRoom},
     metrics::events::{RefusalReason, RequestRefused},
     observe::{Observation, ResponseMeta, client_headers::ClientHeaders, now_ms},
     routes::{ProxyRoute, cloud as cloud_routes},
@@ -112,12 +113,15 @@ pub(crate) async fn handle(
     };
 
     // A pass-through body goes upstream as it arrives.
-    let (body, streamed) = if pass_through::streams(&route, &body) {
+    // A read body holds its part of `max_buffered_request_bytes` until
+    // the answer's head is handed on (its bytes are forwarded, and kept
+    // to sign again or send again, until then).
+    let (body, streamed, _held) = if pass_through::streams(&route, &body) {
         let streamed = pass_through::streamed(body, shared.config.client_body_timeout);
-        (bytes::Bytes::new(), Some(streamed))
+        (bytes::Bytes::new(), Some(streamed), None)
     } else {
         match collect(&shared, body, upstream.host()).await {
-            Ok(body) => (body, None),
+            Ok((body, held)) => (body, None, Some(held)),
             Err(err) => {
                 Observation::new(shared.sinks.clone(), base).fail(&err);
                 return error_response(provider, &err);
@@ -352,24 +356,60 @@ async fn first_frame(incoming: &mut Incoming) -> Option<tee::Prefetched> {
     }
 }
 
-/// The whole body, within `client_body_timeout_ms` and `max_request_bytes`
-/// (a client that does not send it in time is answered and let go, as on
-/// the fast path: issue 14).
-async fn collect(shared: &Shared, body: Incoming, host: &str) -> Result<bytes::Bytes, ProxyError> {
-    let collected = tokio::time::timeout(
-        shared.config.client_body_timeout,
-        Limited::new(body, shared.config.max_request_bytes).collect(),
-    )
-    .await
-    .unwrap_or_else(|_| {
-        Err(format!(
-            "the client did not send the whole body within client_body_timeout_ms ({} ms)",
-            shared.config.client_body_timeout.as_millis()
-        )
-        .into())
-    });
-    match collected {
-        Ok(collected) => Ok(collected.to_bytes()),
+/// The whole body, within `client_body_timeout_ms`, `max_request_bytes`
+/// and `max_buffered_request_bytes` (counted as it arrives), with what it
+/// holds of the last (a client that does not send it in time is answered
+/// and let go, as on the fast path: issue 14).
+async fn collect(
+    shared: &Shared,
+    body: Incoming,
+    host: &str,
+) -> Result<(bytes::Bytes, Held), ProxyError> {
+    let mut held = shared.body_budget.hold();
+    let reading = async {
+        let mut body = Limited::new(body, shared.config.max_request_bytes);
+        let mut chunks: Vec<bytes::Bytes> = Vec::new();
+        let mut len = 0;
+        let mut no_room = None;
+        while let Some(frame) = body.frame().await {
+            let Ok(data) = frame?.into_data() else {
+                continue;
+            };
+            len += data.len();
+            // Past the bound, the rest is read and dropped, so that the
+            // client, still sending it, reads the answer.
+            if no_room.is_none() {
+                match held.cover(len) {
+                    Ok(()) => chunks.push(data),
+                    Err(e) => {
+                        no_room = Some(e);
+                        chunks = Vec::new();
+                    }
+                }
+            }
+        }
+        if let Some(no_room) = no_room {
+            return Ok(Err(no_room));
+        }
+        Ok(Ok(match chunks.len() {
+            0 => bytes::Bytes::new(),
+            1 => chunks.swap_remove(0),
+            _ => chunks.concat().into(),
+        }))
+    };
+    let read: Result<Result<bytes::Bytes, NoRoom>, Box<dyn std::error::Error + Send + Sync>> =
+        tokio::time::timeout(shared.config.client_body_timeout, reading)
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "the client did not send the whole body within client_body_timeout_ms ({} ms)",
+                    shared.config.client_body_timeout.as_millis()
+                )
+                .into())
+            });
+    match read {
+        Ok(Ok(bytes)) => Ok((bytes, held)),
+        Ok(Err(no_room)) => Err(crate::pipeline::overloaded(host, no_room)),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large(shared, host)),
         Err(e) => Err(ProxyError::new(
             ProxyErrorKind::ClientBody,

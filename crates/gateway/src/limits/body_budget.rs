@@ -1,0 +1,143 @@
+//! The bound on request bodies held in memory at once, over every
+//! connection and worker (`max_buffered_request_bytes`, issue 14: memory
+//! that stays small). `max_request_bytes` bounds one body and
+//! `max_client_connections` the connections, but not their product: ten
+//! thousand connections could each hold a 64 MiB body. A body is counted
+//! as its bytes arrive (a client's `content-length` is only its word), in
+//! whole KiB, and given back when its [`Held`] is dropped: once the body
+//! has gone upstream and been read.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// Request bodies held at once, at most `max` bytes.
+#[derive(Debug)]
+pub(crate) struct BodyBudget {
+    /// One permit a KiB.
+    kib: Arc<Semaphore>,
+    /// The bound, bytes (as configured).
+    max: usize,
+    /// Bodies refused for want of room.
+    refused: AtomicU64,
+}
+
+/// What one body holds of the budget; dropping it gives it back.
+#[derive(Debug)]
+pub(crate) struct Held {
+    budget: Arc<BodyBudget>,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+/// A body the budget has no room for: `max_buffered_request_bytes` are
+/// held by others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NoRoom {
+    /// The bound, bytes.
+    pub(crate) max: usize,
+}
+
+// === impl BodyBudget ===
+
+impl BodyBudget {
+    /// A budget of `max` bytes (at least one KiB; more than a semaphore
+    /// counts is as good as unbounded).
+    pub(crate) fn new(max: usize) -> Arc<BodyBudget> {
+        let kib = max.div_ceil(1024).clamp(1, Semaphore::MAX_PERMITS);
+        Arc::new(BodyBudget {
+            kib: Arc::new(Semaphore::new(kib)),
+            max,
+            refused: AtomicU64::new(0),
+        })
+    }
+
+    /// Nothing held yet, for a body about to be read.
+    pub(crate) fn hold(self: &Arc<Self>) -> Held {
+        Held {
+            budget: self.clone(),
+            permit: None,
+        }
+    }
+
+    /// Bytes held now, in whole KiB.
+    pub(crate) fn held_bytes(&self) -> usize {
+        let total = self.max.div_ceil(1024).clamp(1, Semaphore::MAX_PERMITS);
+        (total - self.kib.available_permits()) * 1024
+    }
+
+    /// Bodies refused so far.
+    pub(crate) fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+}
+
+// === impl Held ===
+
+impl Held {
+    /// Holds enough for `bytes` of body (never less than held already);
+    /// `Err` when the budget has no room, counted and logged (the first
+    /// and every power of two).
+    pub(crate) fn cover(&mut self, bytes: usize) -> Result<(), NoRoom> {
+        let want = bytes.div_ceil(1024);
+        let have = self.permit.as_ref().map_or(0, |p| p.num_permits());
+        if want <= have {
+            return Ok(());
+        }
+        let more = u32::try_from(want - have).unwrap_or(u32::MAX);
+        match self.budget.kib.clone().try_acquire_many_owned(more) {
+            Ok(permit) => {
+                match &mut self.permit {
+                    Some(held) => held.merge(permit),
+                    None => self.permit = Some(permit),
+                }
+                Ok(())
+            }
+            Err(_) => {
+                let n = self.budget.refused.fetch_add(1, Ordering::Relaxed) + 1;
+                if n.is_power_of_two() {
+                    tracing::warn!(
+                        max = self.budget.max,
+                        refused = n,
+                        "request body refused: max_buffered_request_bytes of bodies are held"
+                    );
+                }
+                Err(NoRoom {
+                    max: self.budget.max,
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bodies hold what they have covered, in whole KiB, until dropped;
+    /// one that would go past the bound is refused and counted, and holds
+    /// what it had.
+    #[test]
+    fn bodies_hold_the_budget_until_dropped() {
+        let budget = BodyBudget::new(10 * 1024);
+        let mut a = budget.hold();
+        a.cover(1).expect("room");
+        assert_eq!(budget.held_bytes(), 1024);
+        a.cover(4 * 1024).expect("room");
+        a.cover(100).expect("less than held");
+        assert_eq!(budget.held_bytes(), 4 * 1024);
+        let mut b = budget.hold();
+        b.cover(6 * 1024).expect("the rest");
+        assert_eq!(b.cover(6 * 1024 + 1), Err(NoRoom { max: 10 * 1024 }));
+        assert_eq!(budget.refused(), 1);
+        assert_eq!(budget.held_bytes(), 10 * 1024);
+        drop(a);
+        assert_eq!(budget.held_bytes(), 6 * 1024);
+        b.cover(10 * 1024).expect("room again");
+        drop(b);
+        assert_eq!(budget.held_bytes(), 0);
+        // A body as large as the whole budget fits when nothing else is held.
+        budget.hold().cover(10 * 1024).expect("all of it");
+        assert_eq!(budget.held_bytes(), 0, "given back on drop");
+    }
+}

@@ -1,0 +1,114 @@
+//! `max_buffered_request_bytes`: the request bodies held at once, over
+//! every connection, are bounded; a body with no room is answered 503
+//! (`retry-after`), in the provider's envelope, on either HTTP path.
+
+use crate::*;
+
+/// An Anthropic request whose body is [`BODY`] padded with spaces to
+/// `len` bytes; its head and its body. `chunked`: sent in one chunk
+/// (which the fast path hands to hyper).
+fn padded(len: usize, chunked: bool) -> (String, String) {
+    let body = format!("{BODY}{}", " ".repeat(len - BODY.len()));
+    let framing = if chunked {
+        "transfer-encoding: chunked".to_owned()
+    } else {
+        format!("content-length: {len}")
+    };
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
+         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nconnection: close\r\n{framing}\r\n\r\n"
+    );
+    let body = if chunked {
+        format!("{len:x}\r\n{body}\r\n0\r\n\r\n")
+    } else {
+        body
+    };
+    (head, body)
+}
+
+/// Sends a request whole and reads its answer to the end.
+async fn answer(addr: std::net::SocketAddr, (head, body): (String, String)) -> String {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(body.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out))
+        .await
+        .expect("answered")
+        .unwrap();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `request_bodies` of `/healthz`.
+async fn bodies(addr: std::net::SocketAddr) -> serde_json::Value {
+    let body = get(addr, "/healthz").await;
+    let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+    json["request_bodies"].clone()
+}
+
+/// While one client's half-sent body holds most of the bound, a body with
+/// no room left gets a 503 naming the setting, with `retry-after`, on the
+/// fast path and on hyper's; a small one is served; once the first body
+/// has gone, the room is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_past_the_buffered_bound_are_refused_until_others_have_gone() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let mut config = Config::for_tests(&mock.base_url());
+    config.max_request_bytes = 256 << 10;
+    config.max_buffered_request_bytes = 256 << 10;
+    let gw = Gateway::start(config).await.unwrap();
+
+    let (head, body) = padded(200 << 10, false);
+    let mut holding = TcpStream::connect(gw.addr()).await.unwrap();
+    holding.write_all(head.as_bytes()).await.unwrap();
+    holding
+        .write_all(&body.as_bytes()[..190 << 10])
+        .await
+        .unwrap();
+    let mut held = 0;
+    for _ in 0..100 {
+        held = bodies(gw.addr()).await["held_bytes"].as_u64().unwrap();
+        if held >= 190 << 10 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!((190 << 10..=256 << 10).contains(&held), "{held}");
+
+    for chunked in [false, true] {
+        let text = answer(gw.addr(), padded(100 << 10, chunked)).await;
+        assert!(
+            text.starts_with("HTTP/1.1 503"),
+            "chunked {chunked}: {text}"
+        );
+        assert!(text.contains("\r\nretry-after: 1\r\n"), "{text}");
+        assert!(text.contains("\"overloaded_error\""), "{text}");
+        assert!(
+            text.contains("max_buffered_request_bytes (262144 bytes)"),
+            "{text}"
+        );
+    }
+    let small = answer(gw.addr(), padded(BODY.len(), false)).await;
+    assert!(small.starts_with("HTTP/1.1 200"), "{small}");
+
+    holding
+        .write_all(&body.as_bytes()[190 << 10..])
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    holding.read_to_end(&mut out).await.unwrap();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    for chunked in [false, true] {
+        let text = answer(gw.addr(), padded(100 << 10, chunked)).await;
+        assert!(
+            text.starts_with("HTTP/1.1 200"),
+            "chunked {chunked}: {text}"
+        );
+    }
+    let seen = bodies(gw.addr()).await;
+    assert_eq!(seen["refused"], 2, "{seen}");
+    assert_eq!(seen["held_bytes"], 0, "{seen}");
+    assert_eq!(seen["max_bytes"], 256 << 10, "{seen}");
+    gw.shutdown().await;
+}
