@@ -166,33 +166,37 @@ async fn read_body(
         .provider
         .upstream(&shared.config.upstreams)
         .map_or("", |u| u.host());
+    let limit = shared.config.client_body_timeout;
+    let deadline = Instant::now() + limit;
     let body_len = match usize::try_from(head.body_len) {
         Ok(n) if n <= shared.config.max_request_bytes => n,
         _ => {
             let err = pipeline::too_large(shared, host);
             fail(&err);
-            let limit = shared.config.client_body_timeout;
-            let _ = exchange::reply_error(client, head.route.provider, &err, true, limit).await;
+            if exchange::reply_error(client, head.route.provider, &err, true, limit)
+                .await
+                .is_ok()
+            {
+                linger(client, deadline).await;
+            }
             return None;
         }
     };
     let total = head.len + body_len;
-    let deadline = Instant::now() + shared.config.client_body_timeout;
     let mut held = shared.body_budget.hold();
     if let Err(stop) = read_to(client, buf, total, deadline, &mut held).await {
-        if let BodyStop::NoRoom(_) = stop {
-            // Read and dropped, so that the client, still sending it,
-            // reads the answer (a socket closed with bytes unread is
-            // reset); one that stops sending is answered all the same.
-            drop(held);
-            let _ = discard_to(client, buf, total, deadline).await;
-        }
+        drop(held);
+        // The client may be sending the rest: after the answer, it is
+        // read and dropped.
+        let sending = matches!(stop, BodyStop::NoRoom(_));
         let err = stop.into_error(shared, host);
         fail(&err);
         // Answered as hyper's path answers it, for a client still
         // reading; then closed.
-        let limit = shared.config.client_body_timeout;
-        let _ = exchange::reply_error(client, head.route.provider, &err, true, limit).await;
+        let replied = exchange::reply_error(client, head.route.provider, &err, true, limit).await;
+        if sending && replied.is_ok() {
+            linger(client, deadline).await;
+        }
         return None;
     }
     let _ = buf.split_to(head.len);
@@ -260,27 +264,24 @@ async fn read_to(
     held.cover(total).map_err(BodyStop::NoRoom)
 }
 
-/// Reads and drops the rest of the `total` bytes `buf` began with (a head
-/// and its body), by `deadline`, holding no more than a read's worth.
-async fn discard_to(
-    client: &mut TcpStream,
-    buf: &mut BytesMut,
-    total: usize,
-    deadline: Instant,
-) -> Result<(), BodyStop> {
-    let mut left = total.saturating_sub(buf.len());
-    buf.clear();
+/// After an answer that refused a body the client may still be sending
+/// (too large, no room): the write side is shut and what the client sends
+/// is read and dropped until it closes, by `deadline`, as nginx's
+/// lingering close. Closed with bytes unread, the socket is reset, and a
+/// client still writing its body (Python's `http.client`, the SDKs built
+/// on it or on `httpx`) sees the reset, not the answer, and may send the
+/// whole body again.
+async fn linger(client: &mut TcpStream, deadline: Instant) {
+    use tokio::io::AsyncWriteExt;
+    if client.shutdown().await.is_err() {
+        return;
+    }
     let mut scratch = vec![0u8; READ_CHUNK];
-    while left > 0 {
-        let want = left.min(scratch.len());
-        match timeout_at(deadline, client.read(&mut scratch[..want])).await {
-            Ok(Ok(n)) if n > 0 => left -= n,
-            Ok(Ok(_)) => return Err(BodyStop::Closed),
-            Ok(Err(e)) => return Err(BodyStop::Failed(e)),
-            Err(_) => return Err(BodyStop::Timeout),
+    while let Ok(Ok(n)) = timeout_at(deadline, client.read(&mut scratch)).await {
+        if n == 0 {
+            break;
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

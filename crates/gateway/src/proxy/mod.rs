@@ -33,13 +33,13 @@ use crate::upstream;
 use std::{future::Future, sync::Arc, time::Instant};
 
 use http::{HeaderValue, Request, Response, header};
-use http_body_util::{BodyExt, Limited};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 
 use crate::{
     body::{GatewayBody, error_response},
     errors::{ProxyError, ProxyErrorKind},
-    limits::body_budget::{Held, NoRoom},
+    limits::body_budget::Held,
     metrics::events::{RefusalReason, RequestRefused},
     observe::{Observation, ResponseMeta, client_headers::ClientHeaders, now_ms},
     routes::{ProxyRoute, cloud as cloud_routes},
@@ -359,62 +359,70 @@ async fn first_frame(incoming: &mut Incoming) -> Option<tee::Prefetched> {
 /// The whole body, within `client_body_timeout_ms`, `max_request_bytes`
 /// and `max_buffered_request_bytes` (counted as it arrives), with what it
 /// holds of the last (a client that does not send it in time is answered
-/// and let go, as on the fast path: issue 14).
+/// and let go, as on the fast path: issue 14). A body refused for its size
+/// or for want of room is read to its end and dropped before the answer,
+/// so that a client still sending it reads the answer rather than a reset
+/// (`h1::linger` on the fast path).
 async fn collect(
     shared: &Shared,
-    body: Incoming,
+    mut body: Incoming,
     host: &str,
 ) -> Result<(bytes::Bytes, Held), ProxyError> {
+    let max = shared.config.max_request_bytes;
     let mut held = shared.body_budget.hold();
+    let mut refused = None;
     let reading = async {
-        let mut body = Limited::new(body, shared.config.max_request_bytes);
         let mut chunks: Vec<bytes::Bytes> = Vec::new();
-        let mut len = 0;
-        let mut no_room = None;
+        let mut len = 0usize;
         while let Some(frame) = body.frame().await {
             let Ok(data) = frame?.into_data() else {
                 continue;
             };
-            len += data.len();
-            // Past the bound, the rest is read and dropped, so that the
-            // client, still sending it, reads the answer.
-            if no_room.is_none() {
-                match held.cover(len) {
-                    Ok(()) => chunks.push(data),
-                    Err(e) => {
-                        no_room = Some(e);
-                        chunks = Vec::new();
-                    }
+            len = len.saturating_add(data.len());
+            if refused.is_some() {
+                continue;
+            }
+            let room = if len > max {
+                Err(too_large(shared, host))
+            } else {
+                held.cover(len)
+                    .map_err(|no_room| crate::pipeline::overloaded(host, no_room))
+            };
+            match room {
+                Ok(()) => chunks.push(data),
+                Err(err) => {
+                    refused = Some(err);
+                    chunks = Vec::new();
                 }
             }
         }
-        if let Some(no_room) = no_room {
-            return Ok(Err(no_room));
-        }
-        Ok(Ok(match chunks.len() {
+        Ok::<_, hyper::Error>(match chunks.len() {
             0 => bytes::Bytes::new(),
             1 => chunks.swap_remove(0),
             _ => chunks.concat().into(),
-        }))
+        })
     };
-    let read: Result<Result<bytes::Bytes, NoRoom>, Box<dyn std::error::Error + Send + Sync>> =
-        tokio::time::timeout(shared.config.client_body_timeout, reading)
-            .await
-            .unwrap_or_else(|_| {
-                Err(format!(
-                    "the client did not send the whole body within client_body_timeout_ms ({} ms)",
-                    shared.config.client_body_timeout.as_millis()
-                )
-                .into())
-            });
+    let limit = shared.config.client_body_timeout;
+    let read = tokio::time::timeout(limit, reading).await;
+    // Refused, the body's end (or its failure) is not what the client
+    // is told.
+    if let Some(err) = refused {
+        return Err(err);
+    }
     match read {
         Ok(Ok(bytes)) => Ok((bytes, held)),
-        Ok(Err(no_room)) => Err(crate::pipeline::overloaded(host, no_room)),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large(shared, host)),
-        Err(e) => Err(ProxyError::new(
+        Ok(Err(e)) => Err(ProxyError::new(
             ProxyErrorKind::ClientBody,
             host,
             format!("reading the request body failed: {e}"),
+        )),
+        Err(_) => Err(ProxyError::new(
+            ProxyErrorKind::ClientBody,
+            host,
+            format!(
+                "the client did not send the whole body within client_body_timeout_ms ({} ms)",
+                limit.as_millis()
+            ),
         )),
     }
 }

@@ -112,3 +112,27 @@ async fn bodies_past_the_buffered_bound_are_refused_until_others_have_gone() {
     assert_eq!(seen["max_bytes"], 256 << 10, "{seen}");
     gw.shutdown().await;
 }
+
+/// Regression: a body over `max_request_bytes` sent whole before its
+/// answer is read (as Python's `http.client`, and the SDKs on it, send)
+/// met a reset: the gateway closed with the body unread. It is read and
+/// dropped after the 413, on both paths, and the client reads its 413.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_too_large_sent_whole_gets_its_413_not_a_reset() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let mut config = Config::for_tests(&mock.base_url());
+    config.max_request_bytes = 64 << 10;
+    config.max_buffered_request_bytes = 64 << 10;
+    let gw = Gateway::start(config).await.unwrap();
+    for chunked in [false, true] {
+        for _ in 0..3 {
+            let text = answer(gw.addr(), padded(8 << 20, chunked)).await;
+            assert!(
+                text.starts_with("HTTP/1.1 413"),
+                "chunked {chunked}: {text}"
+            );
+            assert!(text.contains("\"request_too_large\""), "{text}");
+        }
+    }
+    gw.shutdown().await;
+}
