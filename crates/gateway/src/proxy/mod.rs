@@ -120,7 +120,11 @@ pub(crate) async fn handle(
         let streamed = pass_through::streamed(body, shared.config.client_body_timeout);
         (bytes::Bytes::new(), Some(streamed), None)
     } else {
-        match collect(&shared, body, upstream.host()).await {
+        let waits = parts
+            .headers
+            .get(header::EXPECT)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+        match collect(&shared, body, waits, upstream.host()).await {
             Ok((body, held)) => (body, None, Some(held)),
             Err(err) => {
                 Observation::new(shared.sinks.clone(), base).fail(&err);
@@ -362,13 +366,20 @@ async fn first_frame(incoming: &mut Incoming) -> Option<tee::Prefetched> {
 /// and let go, as on the fast path: issue 14). A body refused for its size
 /// or for want of room is read to its end and dropped before the answer,
 /// so that a client still sending it reads the answer rather than a reset
-/// (`h1::linger` on the fast path).
+/// (`h1::linger` on the fast path). A client that `waits` for `100
+/// Continue` before it sends a body announced too large is answered at
+/// once: it sends nothing more.
 async fn collect(
     shared: &Shared,
     mut body: Incoming,
+    waits: bool,
     host: &str,
 ) -> Result<(bytes::Bytes, Held), ProxyError> {
     let max = shared.config.max_request_bytes;
+    let announced = http_body::Body::size_hint(&body).exact();
+    if waits && announced.is_some_and(|n| n > u64::try_from(max).unwrap_or(u64::MAX)) {
+        return Err(too_large(shared, host));
+    }
     let mut held = shared.body_budget.hold();
     let mut refused = None;
     let reading = async {

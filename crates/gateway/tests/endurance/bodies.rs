@@ -136,3 +136,27 @@ async fn a_body_too_large_sent_whole_gets_its_413_not_a_reset() {
     }
     gw.shutdown().await;
 }
+
+/// A client that waits for `100 Continue` before sending a body announced
+/// over `max_request_bytes` (curl does for bodies over 1 MiB) is answered
+/// 413 at once, not asked for the body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_announced_too_large_with_expect_is_refused_before_it_is_sent() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let mut config = Config::for_tests(&mock.base_url());
+    config.max_request_bytes = 64 << 10;
+    config.max_buffered_request_bytes = 64 << 10;
+    let gw = Gateway::start(config).await.unwrap();
+    let (head, _) = padded(8 << 20, false);
+    let head = head.replace("\r\n\r\n", "\r\nexpect: 100-continue\r\n\r\n");
+    let mut s = TcpStream::connect(gw.addr()).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut out))
+        .await
+        .expect("answered without the body")
+        .unwrap();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    gw.shutdown().await;
+}
