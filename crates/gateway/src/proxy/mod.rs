@@ -402,8 +402,10 @@ async fn collect(
             match room {
                 Ok(()) => chunks.push(data),
                 Err(err) => {
+                    // Nothing of it is kept while the rest is dropped.
                     refused = Some(err);
                     chunks = Vec::new();
+                    held = shared.body_budget.hold();
                 }
             }
         }

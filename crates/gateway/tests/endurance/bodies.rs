@@ -88,6 +88,28 @@ async fn bodies_past_the_buffered_bound_are_refused_until_others_have_gone() {
             "{text}"
         );
     }
+    // A chunked body refused part-way holds nothing while the rest of it
+    // is read and dropped.
+    let held_now = || async { bodies(gw.addr()).await["held_bytes"].as_u64().unwrap() };
+    let until = |want: u64| async move {
+        for _ in 0..100 {
+            if held_now().await == want {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("held {} bytes, not {want}", held_now().await);
+    };
+    let chunk = |kib: usize| format!("{:x}\r\n{}\r\n", kib << 10, " ".repeat(kib << 10));
+    let mut draining = TcpStream::connect(gw.addr()).await.unwrap();
+    let (chunked_head, _) = padded(BODY.len(), true);
+    draining.write_all(chunked_head.as_bytes()).await.unwrap();
+    draining.write_all(chunk(30).as_bytes()).await.unwrap();
+    until(held + (30 << 10)).await;
+    draining.write_all(chunk(40).as_bytes()).await.unwrap();
+    until(held).await;
+    drop(draining);
+
     let small = answer(gw.addr(), padded(BODY.len(), false)).await;
     assert!(small.starts_with("HTTP/1.1 200"), "{small}");
 
@@ -107,7 +129,7 @@ async fn bodies_past_the_buffered_bound_are_refused_until_others_have_gone() {
         );
     }
     let seen = bodies(gw.addr()).await;
-    assert_eq!(seen["refused"], 2, "{seen}");
+    assert_eq!(seen["refused"], 3, "{seen}");
     assert_eq!(seen["held_bytes"], 0, "{seen}");
     assert_eq!(seen["max_bytes"], 256 << 10, "{seen}");
     gw.shutdown().await;
