@@ -112,7 +112,64 @@ impl Held {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// One step of a property test: a body (by index) covers a size, or
+    /// is done with.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Cover(usize, usize),
+        Drop(usize),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (0..4usize, 0..20_000usize).prop_map(|(i, n)| Step::Cover(i, n)),
+            (0..4usize).prop_map(Step::Drop),
+        ]
+    }
+
+    proptest! {
+        /// Whatever bodies cover and drop: the budget holds exactly what
+        /// the live bodies have covered (each the most it asked for, in
+        /// whole KiB), never more than its bound; a cover fails exactly
+        /// when the rest would go past the bound, and takes nothing then.
+        #[test]
+        fn the_budget_holds_what_live_bodies_covered(
+            max in 1usize..16_384,
+            steps in proptest::collection::vec(step(), 0..40),
+        ) {
+            let budget = BodyBudget::new(max);
+            let bound = max.div_ceil(1024) * 1024;
+            let mut bodies: Vec<Option<(Held, usize)>> = (0..4).map(|_| None).collect();
+            let mut refused = 0;
+            for step in steps {
+                match step {
+                    Step::Cover(i, n) => {
+                        let (held, kib) = bodies[i].get_or_insert_with(|| (budget.hold(), 0));
+                        let want = n.div_ceil(1024);
+                        let others = budget.held_bytes() / 1024 - *kib;
+                        let fits = (others + want.max(*kib)) * 1024 <= bound;
+                        prop_assert_eq!(held.cover(n).is_ok(), fits);
+                        if fits {
+                            *kib = want.max(*kib);
+                        } else {
+                            refused += 1;
+                        }
+                    }
+                    Step::Drop(i) => bodies[i] = None,
+                }
+                let live: usize = bodies.iter().flatten().map(|(_, kib)| kib * 1024).sum();
+                prop_assert_eq!(budget.held_bytes(), live);
+                prop_assert!(live <= bound);
+            }
+            prop_assert_eq!(budget.refused(), refused);
+            drop(bodies);
+            prop_assert_eq!(budget.held_bytes(), 0);
+        }
+    }
 
     /// Bodies hold what they have covered, in whole KiB, until dropped;
     /// one that would go past the bound is refused and counted, and holds
