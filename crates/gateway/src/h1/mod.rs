@@ -120,8 +120,8 @@ pub(crate) async fn serve(
             }
         };
         let at_ms = now_ms();
-        let Some((body, held)) = read_body(&mut client, &mut buf, shared, &head, at_ms).await
-        else {
+        let read = read_body(&mut client, &mut buf, shared, &head, at_ms, shutdown).await;
+        let Some((body, held)) = read else {
             return Ended::Closed;
         };
         let closing = head.close || *shutdown.borrow();
@@ -148,13 +148,15 @@ pub(crate) async fn serve(
 /// Read the whole body after the head, with what it holds of
 /// `max_buffered_request_bytes`; `None` when the connection must close
 /// (body too large: answered 413; no room for it: 503; not sent whole in
-/// time, or cut: 400).
+/// time, or cut: 400). A refused body's rest is read and dropped until the
+/// gateway stops, at the latest.
 async fn read_body(
     client: &mut TcpStream,
     buf: &mut BytesMut,
     shared: &Arc<Shared>,
     head: &RequestHead,
     at_ms: i64,
+    shutdown: &mut watch::Receiver<bool>,
 ) -> Option<(bytes::Bytes, Held)> {
     let fail = |err: &ProxyError| {
         let base =
@@ -177,7 +179,7 @@ async fn read_body(
                 .await
                 .is_ok()
             {
-                linger(client, deadline).await;
+                linger(client, deadline, shutdown).await;
             }
             return None;
         }
@@ -195,7 +197,7 @@ async fn read_body(
         // reading; then closed.
         let replied = exchange::reply_error(client, head.route.provider, &err, true, limit).await;
         if sending && replied.is_ok() {
-            linger(client, deadline).await;
+            linger(client, deadline, shutdown).await;
         }
         return None;
     }
@@ -270,17 +272,24 @@ async fn read_to(
 /// lingering close. Closed with bytes unread, the socket is reset, and a
 /// client still writing its body (Python's `http.client`, the SDKs built
 /// on it or on `httpx`) sees the reset, not the answer, and may send the
-/// whole body again.
-async fn linger(client: &mut TcpStream, deadline: Instant) {
+/// whole body again. The gateway stopping ends it: it is no request in
+/// flight.
+async fn linger(client: &mut TcpStream, deadline: Instant, stop: &mut watch::Receiver<bool>) {
     use tokio::io::AsyncWriteExt;
     if client.shutdown().await.is_err() {
         return;
     }
     let mut scratch = vec![0u8; READ_CHUNK];
-    while let Ok(Ok(n)) = timeout_at(deadline, client.read(&mut scratch)).await {
-        if n == 0 {
-            break;
+    let draining = async {
+        while let Ok(Ok(n)) = timeout_at(deadline, client.read(&mut scratch)).await {
+            if n == 0 {
+                break;
+            }
         }
+    };
+    tokio::select! {
+        () = draining => {}
+        () = raised(stop) => {}
     }
 }
 

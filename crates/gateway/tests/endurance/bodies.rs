@@ -182,3 +182,28 @@ async fn a_body_announced_too_large_with_expect_is_refused_before_it_is_sent() {
     assert!(text.starts_with("HTTP/1.1 413"), "{text}");
     gw.shutdown().await;
 }
+
+/// A refused body the client goes on sending holds no shutdown: its
+/// connection, read and dropped after the 413, closes as the gateway
+/// stops, not after the grace period.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lingering_refusal_does_not_hold_the_shutdown() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let mut config = Config::for_tests(&mock.base_url());
+    config.max_request_bytes = 64 << 10;
+    config.max_buffered_request_bytes = 64 << 10;
+    config.shutdown_grace = Duration::from_secs(5);
+    let gw = Gateway::start(config).await.unwrap();
+    let (head, body) = padded(1 << 20, false);
+    let mut s = TcpStream::connect(gw.addr()).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(&body.as_bytes()[..100 << 10]).await.unwrap();
+    // The 413 has come; the rest of the body is not sent.
+    let mut answer = [0u8; 12];
+    s.read_exact(&mut answer).await.unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 413");
+    let started = Instant::now();
+    gw.shutdown().await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(4), "{took:?}");
+}
