@@ -21,13 +21,14 @@
 //! Failures map to the client's dialect's envelope in [`crate::errors`].
 
 pub(crate) mod cloud;
+mod collect;
 mod pass_through;
 mod replay;
 pub(crate) use crate::body::tee;
 
 pub(crate) use crate::pipeline::headers;
 pub(crate) use crate::pipeline::{Forwarded, REPAIRED_HEADER};
-pub(crate) use crate::pipeline::{Outbound, request_base, too_large};
+pub(crate) use crate::pipeline::{Outbound, request_base};
 use crate::upstream;
 
 use std::{future::Future, sync::Arc, time::Instant};
@@ -39,7 +40,6 @@ use hyper::body::Incoming;
 use crate::{
     body::{GatewayBody, error_response},
     errors::{ProxyError, ProxyErrorKind},
-    limits::body_budget::Held,
     metrics::events::{RefusalReason, RequestRefused},
     observe::{Observation, ResponseMeta, client_headers::ClientHeaders, now_ms},
     routes::{ProxyRoute, cloud as cloud_routes},
@@ -124,7 +124,7 @@ pub(crate) async fn handle(
             .headers
             .get(header::EXPECT)
             .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
-        match collect(&shared, body, waits, upstream.host()).await {
+        match collect::read(&shared, body, waits, upstream.host()).await {
             Ok((body, held)) => (body, None, Some(held)),
             Err(err) => {
                 Observation::new(shared.sinks.clone(), base).fail(&err);
@@ -357,85 +357,5 @@ async fn first_frame(incoming: &mut Incoming) -> Option<tee::Prefetched> {
         Ok(Some(Err(e))) => Some(tee::Prefetched::Error(e)),
         Ok(None) => Some(tee::Prefetched::End),
         Err(_) => None,
-    }
-}
-
-/// The whole body, within `client_body_timeout_ms`, `max_request_bytes`
-/// and `max_buffered_request_bytes` (counted as it arrives), with what it
-/// holds of the last (a client that does not send it in time is answered
-/// and let go, as on the fast path: issue 14). A body refused for its size
-/// or for want of room is read to its end and dropped before the answer,
-/// so that a client still sending it reads the answer rather than a reset
-/// (`h1::linger` on the fast path). A client that `waits` for `100
-/// Continue` before it sends a body announced too large is answered at
-/// once: it sends nothing more.
-async fn collect(
-    shared: &Shared,
-    mut body: Incoming,
-    waits: bool,
-    host: &str,
-) -> Result<(bytes::Bytes, Held), ProxyError> {
-    let max = shared.config.max_request_bytes;
-    let announced = http_body::Body::size_hint(&body).exact();
-    if waits && announced.is_some_and(|n| n > u64::try_from(max).unwrap_or(u64::MAX)) {
-        return Err(too_large(shared, host));
-    }
-    let mut held = shared.body_budget.hold();
-    let mut refused = None;
-    let reading = async {
-        let mut chunks: Vec<bytes::Bytes> = Vec::new();
-        let mut len = 0usize;
-        while let Some(frame) = body.frame().await {
-            let Ok(data) = frame?.into_data() else {
-                continue;
-            };
-            len = len.saturating_add(data.len());
-            if refused.is_some() {
-                continue;
-            }
-            let room = if len > max {
-                Err(too_large(shared, host))
-            } else {
-                held.cover(len)
-                    .map_err(|no_room| crate::pipeline::overloaded(host, no_room))
-            };
-            match room {
-                Ok(()) => chunks.push(data),
-                Err(err) => {
-                    // Nothing of it is kept while the rest is dropped.
-                    refused = Some(err);
-                    chunks = Vec::new();
-                    held = shared.body_budget.hold();
-                }
-            }
-        }
-        Ok::<_, hyper::Error>(match chunks.len() {
-            0 => bytes::Bytes::new(),
-            1 => chunks.swap_remove(0),
-            _ => chunks.concat().into(),
-        })
-    };
-    let limit = shared.config.client_body_timeout;
-    let read = tokio::time::timeout(limit, reading).await;
-    // Refused, the body's end (or its failure) is not what the client
-    // is told.
-    if let Some(err) = refused {
-        return Err(err);
-    }
-    match read {
-        Ok(Ok(bytes)) => Ok((bytes, held)),
-        Ok(Err(e)) => Err(ProxyError::new(
-            ProxyErrorKind::ClientBody,
-            host,
-            format!("reading the request body failed: {e}"),
-        )),
-        Err(_) => Err(ProxyError::new(
-            ProxyErrorKind::ClientBody,
-            host,
-            format!(
-                "the client did not send the whole body within client_body_timeout_ms ({} ms)",
-                limit.as_millis()
-            ),
-        )),
     }
 }
