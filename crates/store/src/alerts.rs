@@ -56,9 +56,23 @@ impl AlertWindow {
     /// Whether either half holds [`WINDOW_ROWS`] rows: the store may have
     /// left the quietest pairs or models out ([`Store::alert_window_of`]).
     pub fn is_cut(&self) -> bool {
-        let full = |n: usize| i64::try_from(n).unwrap_or(i64::MAX) >= WINDOW_ROWS;
-        full(self.tools.len()) || full(self.requests.len())
+        self.tools_cut() || self.requests_cut()
     }
+
+    /// Whether the tools half holds [`WINDOW_ROWS`] rows.
+    pub fn tools_cut(&self) -> bool {
+        full(self.tools.len())
+    }
+
+    /// Whether the requests half holds [`WINDOW_ROWS`] rows.
+    pub fn requests_cut(&self) -> bool {
+        full(self.requests.len())
+    }
+}
+
+/// Whether `rows` rows are as many as a window's half holds.
+fn full(rows: usize) -> bool {
+    i64::try_from(rows).unwrap_or(i64::MAX) >= WINDOW_ROWS
 }
 
 /// One row of `alert_transitions`: an alert turning `firing` or `resolved`.

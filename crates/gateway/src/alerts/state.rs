@@ -29,7 +29,7 @@ use std::{
 
 use serde_json::json;
 use tokio::sync::watch;
-use toolwarden_store::{AlertTransition, AlertWindow, JsonlLog, Store, StoreError, WINDOW_ROWS};
+use toolwarden_store::{AlertTransition, AlertWindow, JsonlLog, Store, StoreError};
 
 use super::{
     AlertsBoard,
@@ -254,13 +254,12 @@ impl Engine {
         states: &[AlertTransition],
         now: i64,
     ) -> Result<AlertWindow, StoreError> {
-        let cut = |rows: usize| i64::try_from(rows).unwrap_or(i64::MAX) >= WINDOW_ROWS;
         let (mut tools, mut models) = (BTreeSet::new(), BTreeSet::new());
         let firing = states.iter().filter(|s| s.state == "firing");
         for s in firing.filter(|s| s.instance.is_empty()) {
-            if s.tool != "*" && cut(window.tools.len()) {
+            if s.tool != "*" && window.tools_cut() {
                 tools.insert(s.tool.clone());
-            } else if s.tool == "*" && s.model != "*" && cut(window.requests.len()) {
+            } else if s.tool == "*" && s.model != "*" && window.requests_cut() {
                 models.insert(s.model.clone());
             }
         }

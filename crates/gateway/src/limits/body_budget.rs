@@ -17,6 +17,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 pub(crate) struct BodyBudget {
     /// One permit a KiB.
     kib: Arc<Semaphore>,
+    /// The permits it started with.
+    total_kib: usize,
     /// The bound, bytes (as configured).
     max: usize,
     /// Bodies refused for want of room.
@@ -44,9 +46,10 @@ impl BodyBudget {
     /// A budget of `max` bytes (at least one KiB; more than a semaphore
     /// counts is as good as unbounded).
     pub(crate) fn new(max: usize) -> Arc<BodyBudget> {
-        let kib = max.div_ceil(1024).clamp(1, Semaphore::MAX_PERMITS);
+        let total_kib = max.div_ceil(1024).clamp(1, Semaphore::MAX_PERMITS);
         Arc::new(BodyBudget {
-            kib: Arc::new(Semaphore::new(kib)),
+            kib: Arc::new(Semaphore::new(total_kib)),
+            total_kib,
             max,
             refused: AtomicU64::new(0),
         })
@@ -62,8 +65,7 @@ impl BodyBudget {
 
     /// Bytes held now, in whole KiB.
     pub(crate) fn held_bytes(&self) -> usize {
-        let total = self.max.div_ceil(1024).clamp(1, Semaphore::MAX_PERMITS);
-        (total - self.kib.available_permits()) * 1024
+        (self.total_kib - self.kib.available_permits()) * 1024
     }
 
     /// Bodies refused so far.

@@ -292,7 +292,7 @@ async fn a_firing_alert_left_out_of_a_cut_window_is_judged_on_its_own_rows() {
     gw.round().await.expect("round");
     assert_eq!(state_of(&store, &key).await.state, "firing");
 
-    let n = usize::try_from(WINDOW_ROWS).expect("rows");
+    let n = usize::try_from(toolwarden_store::WINDOW_ROWS).expect("rows");
     let flood = window(
         (0..n)
             .map(|i| tool_row(&format!("t{i:05}"), "m1", 30, 0))
