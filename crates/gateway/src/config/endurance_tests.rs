@@ -138,9 +138,10 @@ fn endurance_settings_come_from_the_environment() {
 /// The bodies held at once come from the environment; a bound below
 /// `max_request_bytes` would refuse every body of that size: refused.
 #[test]
-fn the_buffered_bodies_bound_is_set_and_not_below_the_largest_body() {
+fn the_buffered_bodies_bound_is_set_and_not_below_the_largest_body_or_message() {
     let config = env(&[
         ("TOOLWARDEN_MAX_REQUEST_BYTES", "2048"),
+        ("TOOLWARDEN_WS_MAX_MESSAGE_BYTES", "2048"),
         ("TOOLWARDEN_MAX_BUFFERED_REQUEST_BYTES", "2048"),
     ])
     .validate()
@@ -155,6 +156,18 @@ fn the_buffered_bodies_bound_is_set_and_not_below_the_largest_body() {
     .to_string();
     assert!(
         err.contains("max_buffered_request_bytes 1024: at least max_request_bytes (2048)"),
+        "{err}"
+    );
+    let err = env(&[
+        ("TOOLWARDEN_MAX_REQUEST_BYTES", "2048"),
+        ("TOOLWARDEN_WS_MAX_MESSAGE_BYTES", "4096"),
+        ("TOOLWARDEN_MAX_BUFFERED_REQUEST_BYTES", "3072"),
+    ])
+    .validate()
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("max_buffered_request_bytes 3072: at least ws_max_message_bytes (4096)"),
         "{err}"
     );
 }

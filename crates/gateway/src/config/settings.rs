@@ -213,7 +213,7 @@ settings! {
     shutdown_grace_ms: u64 = "10000";
     /// Largest request body the gateway reads, bytes (larger: 413); pass-through bodies stream and are not bounded by it.
     max_request_bytes: u64 = "67108864";
-    /// Request bodies held in memory at once, over all connections and workers, bytes (at least `max_request_bytes`), counted as their bytes arrive and given back once a body has gone upstream and been read; a body with no room is answered 503 naming the setting (`retry-after: 1`), and the rest of it read and dropped.
+    /// Request bodies held in memory at once, over all connections and workers, bytes (at least `max_request_bytes` and `ws_max_message_bytes`), counted as their bytes arrive and given back once a body has gone upstream and been read; a body with no room is answered 503 naming the setting (`retry-after: 1`), and the rest of it read and dropped. WebSocket clients' messages count too, each until it has gone upstream; one with no room closes its socket with 1013.
     max_buffered_request_bytes: u64 = "1073741824";
     /// Largest non-streaming response body copied for parsing, and most a stream's parse keeps of its tool calls and arguments, bytes (the response always passes whole; past it, counted as `too_large`).
     response_parse_limit: u64 = "33554432";

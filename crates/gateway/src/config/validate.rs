@@ -378,6 +378,13 @@ impl RawConfig {
                  max_request_bytes ({max_request_bytes}), or no body of that size is ever read"
             ));
         }
+        if max_buffered_request_bytes < ws_max_message_bytes {
+            problems.push(format!(
+                "max_buffered_request_bytes {max_buffered_request_bytes}: at least \
+                 ws_max_message_bytes ({ws_max_message_bytes}), or no WebSocket message of that \
+                 size is ever read"
+            ));
+        }
         if ws_close_wait_ms > MAX_WS_CLOSE_WAIT_MS {
             problems.push(format!(
                 "ws_close_wait_ms {ws_close_wait_ms}: at most {MAX_WS_CLOSE_WAIT_MS}"

@@ -32,7 +32,9 @@
 //!    upstream message that is not a whole JSON object, `toolwarden_unparsed_responses_total`).
 //!
 //! Faults: an oversize message (`ws_max_message_bytes`) closes its sender
-//! with 1009 and the other side with 1009; bad frames or deflate data get
+//! with 1009 and the other side with 1009; a client message the bound on
+//! request bodies held at once has no room for closes the client with
+//! 1013 and the upstream with 1001 ([`metered`]); bad frames or deflate data get
 //! the library's answer, and the other side is closed with 1011 (1001 when
 //! a peer went away or its connection failed, which is how the library
 //! reports data that does not inflate); a close from either side is passed on with its code and reason.
@@ -48,6 +50,7 @@
 
 mod inject;
 pub(crate) mod live;
+mod metered;
 mod relay;
 pub(crate) mod turns;
 pub(crate) mod upstream;
@@ -280,7 +283,7 @@ pub(crate) async fn handle(
     // The client's handshake first: a bad one opens no upstream socket
     // (which would carry its credentials and be dropped unclosed).
     let client_side = client_options(&shared, req.headers());
-    let (response, client_ws) = match yawc::WebSocket::upgrade_with_options(&mut req, client_side) {
+    let (response, client_ws) = match metered::accept(&mut req, client_side, &shared.body_budget) {
         Ok(upgrade) => upgrade,
         Err(e) => return bad_handshake(&e),
     };
@@ -303,7 +306,7 @@ pub(crate) async fn handle(
     if vertex::follows_location(&up.shared.config, &up.route, &up.path) {
         tokio::spawn(async move {
             match client_ws.await {
-                Ok(client) => vertex::run(up, upstream, client, stopping).await,
+                Ok((client, meter)) => vertex::run(up, upstream, client, meter, stopping).await,
                 Err(e) => tracing::debug!(error = %e, "the client's websocket upgrade failed"),
             }
         });
@@ -326,7 +329,9 @@ pub(crate) async fn handle(
     let upstream_ws = opened.socket;
     tokio::spawn(async move {
         match client_ws.await {
-            Ok(client) => relay::run(client, upstream_ws, turns, stopping, waits, None).await,
+            Ok((client, meter)) => {
+                relay::run((client, meter), upstream_ws, turns, stopping, waits, None).await;
+            }
             Err(e) => tracing::debug!(error = %e, "the client's websocket upgrade failed"),
         }
     });

@@ -11,7 +11,7 @@
 //! client's ping is answered (by the library) before its next message is
 //! read, so pings from a client that reads nothing cannot pile up pongs.
 
-use std::{future::Future, pin::Pin, task::Poll, time::Duration};
+use std::{future::Future, pin::Pin, sync::Arc, task::Poll, time::Duration};
 
 use bytes::Bytes;
 use futures_util::SinkExt;
@@ -20,6 +20,7 @@ use yawc::{Frame, OpCode, WebSocket, WebSocketError, close::CloseCode};
 
 use super::{
     Stopping,
+    metered::Meter,
     turns::{Outgoing, Turns},
 };
 use crate::shutdown::{CUT_BY_SHUTDOWN, raised};
@@ -29,6 +30,10 @@ const BATCH: usize = 32;
 
 /// The reason given with the close when the gateway stops.
 const SHUTTING_DOWN: &str = "the gateway is shutting down";
+
+/// The reason given with the close (1013) of a client whose message the
+/// bound on request bodies held at once has no room for.
+const NO_ROOM: &str = "max_buffered_request_bytes are held: try again later";
 
 /// How long the relay waits on a side.
 #[derive(Debug, Clone, Copy)]
@@ -66,14 +71,19 @@ enum End {
     /// The gateway is stopping (and no turn is open, or the grace period
     /// is over).
     Stopping,
+    /// A client message the bound on request bodies held at once
+    /// (`max_buffered_request_bytes`) has no room for ([`Meter`]).
+    Refused,
 }
 
 /// Relay until one side ends, then close the other; a write either side
 /// leaves waiting for `waits.stall` ends it too. `first`: a client message
 /// already read (a Vertex AI Live socket's, read to find its upstream),
-/// sent and read for the records before any other.
+/// sent and read for the records before any other. `meter` holds the
+/// client's bytes against the bound on request bodies until each message
+/// is sent on.
 pub(crate) async fn run<C, U>(
-    mut client: WebSocket<C>,
+    (mut client, meter): (WebSocket<C>, Arc<Meter>),
     mut upstream: WebSocket<U>,
     mut turns: Turns,
     stopping: Stopping,
@@ -100,9 +110,13 @@ pub(crate) async fn run<C, U>(
     let (mut shutdown_flag, mut force_flag) = (stopping.shutdown.clone(), stopping.force.clone());
     let shutdown = raised(&mut shutdown_flag);
     let force = raised(&mut force_flag);
-    tokio::pin!(shutdown, force);
+    let refused = meter.refused();
+    tokio::pin!(shutdown, force, refused);
     let end = 'relay: {
         if let Some(frame) = first {
+            if meter.message(frame.payload().len()).is_err() {
+                break 'relay End::Refused;
+            }
             let bound = Bound {
                 stall,
                 close_wait,
@@ -111,6 +125,7 @@ pub(crate) async fn run<C, U>(
             if let Some(end) = from_client(frame, &mut upstream, &mut turns, bound).await {
                 break 'relay end;
             }
+            meter.settle();
         }
         loop {
             if draining {
@@ -123,6 +138,7 @@ pub(crate) async fn run<C, U>(
                 biased;
                 () = &mut force, if draining => break End::Stopping,
                 () = &mut shutdown, if !draining => draining = true,
+                () = &mut refused => break End::Refused,
                 frame = upstream.next_frame() => {
                     let bound = Bound { stall, close_wait, force: force.as_mut() };
                     if let Some(end) = from_upstream(frame, &mut upstream, &mut client, (&mut relayed, read_binary, &turns), bound).await {
@@ -153,6 +169,9 @@ pub(crate) async fn run<C, U>(
                             }
                         }
                         Ok(frame) => {
+                            if meter.message(frame.payload().len()).is_err() {
+                                break End::Refused;
+                            }
                             let bound = Bound { stall, close_wait, force: force.as_mut() };
                             if let Some(end) = from_client(frame, &mut upstream, &mut turns, bound).await {
                                 break end;
@@ -160,6 +179,8 @@ pub(crate) async fn run<C, U>(
                         }
                         Err(e) => break End::Broke(Side::Client, e),
                     }
+                    // Sent on (or answered): the socket's bytes are given back.
+                    meter.settle();
                 }
                 // Neither side has more once the runtime's I/O driver has
                 // looked again (the yield): now the relayed events are read
@@ -208,6 +229,20 @@ pub(crate) async fn run<C, U>(
             };
             tokio::join!(finish_closed(&mut client, close_wait), upstream_side);
             turns.close("the client closed the websocket before the response finished");
+        }
+        End::Refused => {
+            // The client is told to try again (its bytes are dropped
+            // meanwhile, `Metered`, so the close is not lost to a reset)
+            // and the upstream goes away, both at once.
+            let away = Frame::close(CloseCode::Away, "the client's message was refused");
+            tokio::join!(
+                close(&mut client, (CloseCode::Again, NO_ROOM), close_wait),
+                async {
+                    send_close(&mut upstream, away, close_wait).await;
+                    finish_closing(&mut upstream, Some(&mut turns), close_wait).await;
+                }
+            );
+            turns.close("the client's message was refused: max_buffered_request_bytes are held");
         }
         End::UpstreamClosed => {
             // The upstream is answered at once too, not after the client's

@@ -23,12 +23,16 @@
 //! upgrade was already accepted, gets a close frame saying so
 //! ([`refusal_close`]).
 
+use std::sync::Arc;
+
 use futures_util::SinkExt;
 use http::StatusCode;
 use tokio::io::{AsyncRead, AsyncWrite};
 use yawc::{Frame, OpCode, WebSocket, close::CloseCode};
 
-use super::{Stopping, Upgrade, live::message::setup_location, relay, upstream::OpenError};
+use super::{
+    Stopping, Upgrade, live::message::setup_location, metered::Meter, relay, upstream::OpenError,
+};
 use crate::{
     Config,
     metrics::events::{FallbackReason, VertexLiveFallback},
@@ -70,6 +74,7 @@ pub(super) async fn run<C>(
     up: Upgrade,
     fallback: Upstream,
     mut client: WebSocket<C>,
+    meter: Arc<Meter>,
     stopping: Stopping,
 ) where
     C: AsyncRead + AsyncWrite + Unpin,
@@ -120,7 +125,15 @@ pub(super) async fn run<C>(
         Ok(opened) => {
             let waits = up.waits();
             let turns = up.accepted(&opened.headers);
-            relay::run(client, opened.socket, turns, stopping, waits, first).await;
+            relay::run(
+                (client, meter),
+                opened.socket,
+                turns,
+                stopping,
+                waits,
+                first,
+            )
+            .await;
         }
         Err(OpenError::Refused(answer)) => {
             // A body in a transfer coding the gateway does not relay is not

@@ -158,6 +158,12 @@ impl Raw {
 
     /// Write one masked frame: `first` is the FIN/RSV/opcode byte.
     pub async fn frame(&mut self, first: u8, payload: &[u8]) {
+        let out = Raw::encode(first, payload);
+        self.tcp.write_all(&out).await.expect("write frame");
+    }
+
+    /// One masked frame's bytes: `first` is the FIN/RSV/opcode byte.
+    pub fn encode(first: u8, payload: &[u8]) -> Vec<u8> {
         let mut out = vec![first];
         let len = payload.len();
         if len < 126 {
@@ -172,7 +178,7 @@ impl Raw {
         let mask = [0x11u8, 0x22, 0x33, 0x44];
         out.extend_from_slice(&mask);
         out.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-        self.tcp.write_all(&out).await.expect("write frame");
+        out
     }
 
     /// Read one (unmasked, uncompressed) server frame: (opcode byte, payload);
