@@ -53,26 +53,27 @@ pub struct AlertWindow {
 }
 
 impl AlertWindow {
-    /// Whether either half holds [`WINDOW_ROWS`] rows: the store may have
-    /// left the quietest pairs or models out ([`Store::alert_window_of`]).
-    pub fn is_cut(&self) -> bool {
-        self.tools_cut() || self.requests_cut()
+    /// Whether either half of a window read with `rows` rows a half
+    /// ([`Store::alert_window`]) holds that many: the store may have left
+    /// the quietest pairs or models out ([`Store::alert_window_of`]).
+    pub fn is_cut(&self, rows: i64) -> bool {
+        self.tools_cut(rows) || self.requests_cut(rows)
     }
 
-    /// Whether the tools half holds [`WINDOW_ROWS`] rows.
-    pub fn tools_cut(&self) -> bool {
-        full(self.tools.len())
+    /// Whether the tools half holds `rows` rows.
+    pub fn tools_cut(&self, rows: i64) -> bool {
+        full(self.tools.len(), rows)
     }
 
-    /// Whether the requests half holds [`WINDOW_ROWS`] rows.
-    pub fn requests_cut(&self) -> bool {
-        full(self.requests.len())
+    /// Whether the requests half holds `rows` rows.
+    pub fn requests_cut(&self, rows: i64) -> bool {
+        full(self.requests.len(), rows)
     }
 }
 
-/// Whether `rows` rows are as many as a window's half holds.
-fn full(rows: usize) -> bool {
-    i64::try_from(rows).unwrap_or(i64::MAX) >= WINDOW_ROWS
+/// Whether `len` rows are as many as a window's half holds.
+fn full(len: usize, rows: i64) -> bool {
+    i64::try_from(len).unwrap_or(i64::MAX) >= rows
 }
 
 /// One row of `alert_transitions`: an alert turning `firing` or `resolved`.
@@ -161,13 +162,13 @@ fn names_in(column: &str, first: usize, names: Option<&[String]>) -> String {
 /// Names bound in one statement of [`Store::alert_window_of`].
 const NAMES_PER_STATEMENT: usize = 500;
 
-/// Most rows of each half of a window ([`Store::alert_window`]): its
-/// busiest (tool, model) pairs and models. Tools and models are named by
-/// clients, so the pairs in a window are not a bounded set; past the
+/// Most rows of each half of a window by default ([`Store::alert_window`]):
+/// its busiest (tool, model) pairs and models. Tools and models are named
+/// by clients, so the pairs in a window are not a bounded set; past the
 /// busiest 10,000 they are left out (too few results each to fire a rule
 /// that asks for any volume, in all but a flood of names); the rows of the
 /// alerts firing are read by name then ([`Store::alert_window_of`]).
-pub const WINDOW_ROWS: i64 = 10_000;
+pub const DEFAULT_WINDOW_ROWS: i64 = 10_000;
 const COLUMNS: &str = "alert_key, seq, state, rule, tool, model, instance, value, threshold, \
     volume, started_ms, at_ms, gateway";
 const INSERT_SQL: &str = "INSERT INTO alert_transitions (alert_key, seq, state, rule, tool, \
@@ -188,9 +189,10 @@ const LATEST_SQL: &str = "INSERT INTO alert_latest (alert_key, seq, state, rule,
 const LATEST_OF_SQL: &str = "SELECT alert_key, seq, state, rule, tool, model, instance, value, \
     threshold, volume, started_ms, at_ms, gateway FROM alert_latest WHERE alert_key = $1";
 
-/// How many resolved alerts [`Store::alert_states`] gives besides the
-/// firing ones: the latest resolved, as many as `/metrics` shows.
-pub const RESOLVED_STATES: i64 = 1000;
+/// How many resolved alerts [`Store::alert_states`] gives by default
+/// besides the firing ones: the latest resolved, as many as `/metrics`
+/// shows.
+pub const DEFAULT_RESOLVED_STATES: i64 = 1000;
 
 const HEARTBEAT_SQL: &str = "INSERT INTO alert_heartbeats (instance, seen_ms) VALUES ($1, $2) \
     ON CONFLICT (instance) DO UPDATE SET seen_ms = excluded.seen_ms";
@@ -288,6 +290,7 @@ macro_rules! alert_fns {
             pool: &$pool,
             since_ms: i64,
             only: Option<(&[String], &[String])>,
+            rows: i64,
         ) -> Result<AlertWindow, sqlx::Error> {
             let (tool_names, model_names): (Vec<_>, Vec<_>) = match only {
                 None => (vec![None], vec![None]),
@@ -303,7 +306,7 @@ macro_rules! alert_fns {
                     .bind(since_ms)
                     .bind(since_ms.saturating_sub(LONGEST_TOOL_MS))
                     .bind(since_ms - since_ms.rem_euclid(crate::aggregate::MINUTE_MS))
-                    .bind(WINDOW_ROWS);
+                    .bind(rows);
                 for name in names.unwrap_or_default() {
                     query = query.bind(name);
                 }
@@ -325,7 +328,7 @@ macro_rules! alert_fns {
                 let sql = requests_sql(&names_in("COALESCE(model, 'unknown')", 3, names));
                 let mut query = sqlx::query_as::<_, (String, i64, i64, i64)>(&sql)
                     .bind(since_ms)
-                    .bind(WINDOW_ROWS);
+                    .bind(rows);
                 for name in names.unwrap_or_default() {
                     query = query.bind(name);
                 }
@@ -345,9 +348,9 @@ macro_rules! alert_fns {
             Ok(window)
         }
 
-        async fn $latest(pool: &$pool) -> Result<Vec<AlertTransition>, sqlx::Error> {
+        async fn $latest(pool: &$pool, resolved: i64) -> Result<Vec<AlertTransition>, sqlx::Error> {
             let rows: Vec<TransitionRow> = sqlx::query_as(&states_sql($byte_order))
-                .bind(RESOLVED_STATES)
+                .bind(resolved)
                 .fetch_all(pool)
                 .await?;
             Ok(rows.into_iter().map(transition).collect())
@@ -432,46 +435,47 @@ alert_fns!(
 
 impl Store {
     /// Tool results (by their time) and requests since `since_ms`: the
-    /// [`WINDOW_ROWS`] busiest (tool, model) pairs and models, busiest
-    /// first.
-    pub async fn alert_window(&self, since_ms: i64) -> Result<AlertWindow, StoreError> {
-        self.window(since_ms, None).await
+    /// `rows` busiest (tool, model) pairs and models ([`DEFAULT_WINDOW_ROWS`]
+    /// by default), busiest first.
+    pub async fn alert_window(&self, since_ms: i64, rows: i64) -> Result<AlertWindow, StoreError> {
+        self.window(since_ms, None, rows).await
     }
 
     /// The rows of [`Store::alert_window`] for these `tools` (with each of
     /// their models) and these `models` only, however few results they
-    /// have: what a window cut at [`WINDOW_ROWS`] (see
-    /// [`AlertWindow::is_cut`]) may have left out of the alerts firing.
-    /// Each statement binds 500 names and gives at most [`WINDOW_ROWS`]
-    /// rows.
+    /// have: what a window cut at `rows` (see [`AlertWindow::is_cut`])
+    /// may have left out of the alerts firing. Each statement binds 500
+    /// names and gives at most `rows` rows.
     pub async fn alert_window_of(
         &self,
         since_ms: i64,
-        tools: &[String],
-        models: &[String],
+        (tools, models): (&[String], &[String]),
+        rows: i64,
     ) -> Result<AlertWindow, StoreError> {
-        self.window(since_ms, Some((tools, models))).await
+        self.window(since_ms, Some((tools, models)), rows).await
     }
 
     async fn window(
         &self,
         since_ms: i64,
         only: Option<(&[String], &[String])>,
+        rows: i64,
     ) -> Result<AlertWindow, StoreError> {
         match self.pool() {
-            Pool::Sqlite(p) => window_sqlite(p, since_ms, only).await,
-            Pool::Postgres(p) => window_postgres(p, since_ms, only).await,
+            Pool::Sqlite(p) => window_sqlite(p, since_ms, only, rows).await,
+            Pool::Postgres(p) => window_postgres(p, since_ms, only, rows).await,
         }
         .map_err(StoreError::query)
     }
 
     /// The latest transition of every alert firing now and of the
-    /// [`RESOLVED_STATES`] alerts resolved last, newest first. An alert
-    /// resolved before those: [`Store::alert_latest`].
-    pub async fn alert_states(&self) -> Result<Vec<AlertTransition>, StoreError> {
+    /// `resolved` alerts resolved last ([`DEFAULT_RESOLVED_STATES`] by
+    /// default), newest first. An alert resolved before those:
+    /// [`Store::alert_latest`].
+    pub async fn alert_states(&self, resolved: i64) -> Result<Vec<AlertTransition>, StoreError> {
         match self.pool() {
-            Pool::Sqlite(p) => latest_sqlite(p).await,
-            Pool::Postgres(p) => latest_postgres(p).await,
+            Pool::Sqlite(p) => latest_sqlite(p, resolved).await,
+            Pool::Postgres(p) => latest_postgres(p, resolved).await,
         }
         .map_err(StoreError::query)
     }

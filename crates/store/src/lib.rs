@@ -87,8 +87,8 @@ mod write;
 pub use aggregate::{DEFAULT_AGGREGATE_KEYS, DroppedCounts, DroppedFlush, DroppedRow, OTHER};
 pub use alert_repeats::AlertRepeat;
 pub use alerts::{
-    AlertTransition, AlertWindow, LONGEST_TOOL_MS, RESOLVED_STATES, RequestWindowRow,
-    ToolWindowRow, WINDOW_ROWS,
+    AlertTransition, AlertWindow, DEFAULT_RESOLVED_STATES, DEFAULT_WINDOW_ROWS, LONGEST_TOOL_MS,
+    RequestWindowRow, ToolWindowRow,
 };
 pub use bulk::is_unique_call_id;
 pub use error::{StoreError, StoreErrorKind, redact_url};

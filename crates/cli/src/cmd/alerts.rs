@@ -100,7 +100,8 @@ pub fn run(args: AlertsArgs) -> Result<Outcome, CmdError> {
         .build()?;
     let (states, recent) = runtime.block_on(async {
         let store = Store::open_existing(&url).await?;
-        let states = store.alert_states().await;
+        // The firing ones only.
+        let states = store.alert_states(0).await;
         let recent = store.alert_history(args.limit).await;
         store.close().await;
         Ok::<_, CmdError>((states?, recent?))

@@ -32,10 +32,6 @@ use crate::upstream::HttpClient;
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
-/// Notifications a webhook did not take kept to send again, one per alert
-/// (as many as a round's states hold by default: 1,000 firing and the
-/// 1,000 resolved last); past it the oldest is forgotten.
-pub(crate) const KEPT_PER_WEBHOOK: usize = 2_000;
 
 /// The senders of the webhook queues.
 #[derive(Debug)]
@@ -53,9 +49,13 @@ struct Queue {
     book: Arc<Mutex<Book>>,
 }
 
-/// What one webhook owes: at most one notification per alert.
-#[derive(Debug, Default)]
+/// What one webhook owes: at most one notification per alert, and at
+/// most `kept` (`alerts.kept_per_webhook`, as many as a round's states
+/// hold by default: 1,000 firing and the 1,000 resolved last); past it
+/// the oldest is forgotten.
+#[derive(Debug)]
 struct Book {
+    kept: usize,
     /// The latest notification of each alert this webhook did not take.
     failed: HashMap<String, AlertTransition>,
     /// Alerts with a re-send or a repeat queued or on its way.
@@ -85,7 +85,7 @@ impl Delivery {
             .iter()
             .map(|uri| {
                 let (tx, rx) = mpsc::channel(config.queue.max(1));
-                let book = Arc::new(Mutex::new(Book::default()));
+                let book = Arc::new(Mutex::new(Book::new(config.kept_per_webhook)));
                 let worker = Worker {
                     authorization: crate::http_client::basic_auth(uri),
                     // Sent as `Authorization`, not in the URI (HTTP/2's
@@ -167,7 +167,7 @@ impl Delivery {
                         .get(key.as_str())
                         .is_some_and(|l| (l.seq, l.state.as_str()) == (t.seq, t.state.as_str()))
                 });
-                let Book { failed, again } = &mut *book;
+                let Book { failed, again, .. } = &mut *book;
                 let keys: Vec<String> = failed
                     .keys()
                     .filter(|k| !again.contains(*k))
@@ -239,6 +239,14 @@ impl Queue {
 // === impl Book ===
 
 impl Book {
+    fn new(kept: usize) -> Book {
+        Book {
+            kept,
+            failed: HashMap::new(),
+            again: HashSet::new(),
+        }
+    }
+
     /// `job` was not delivered: keep it to send again, unless a later
     /// notification of its alert is kept already.
     fn owe(&mut self, job: Job) {
@@ -254,7 +262,7 @@ impl Book {
                 self.failed.insert(t.alert_key.clone(), t);
             }
             None => {
-                if self.failed.len() >= KEPT_PER_WEBHOOK {
+                if self.failed.len() >= self.kept {
                     self.forget_oldest();
                 }
                 self.failed.insert(t.alert_key.clone(), t);
@@ -263,7 +271,7 @@ impl Book {
     }
 
     /// Forgets the kept notification decided first (a scan: only while
-    /// [`KEPT_PER_WEBHOOK`] are kept, a webhook down through a flood of
+    /// as many as `kept` are kept, a webhook down through a flood of
     /// alerts).
     fn forget_oldest(&mut self) {
         let oldest = (self.failed.iter())
@@ -271,7 +279,7 @@ impl Book {
             .map(|(key, _)| key.clone());
         if let Some(key) = oldest {
             tracing::warn!(
-                kept = KEPT_PER_WEBHOOK,
+                kept = self.kept,
                 "alert notifications kept to send again are at their bound: the oldest is forgotten"
             );
             self.failed.remove(&key);
@@ -715,7 +723,7 @@ mod book_tests {
     /// clears its own mark.
     #[test]
     fn a_failed_transition_keeps_the_mark_of_a_repeat_on_its_way() {
-        let mut book = Book::default();
+        let mut book = Book::new(10);
         book.again.insert("k".into());
         book.owe(job(NotificationKind::Transition, 2));
         assert!(book.again.contains("k"));
@@ -724,27 +732,29 @@ mod book_tests {
         assert!(!book.again.contains("k"));
     }
 
-    /// The notifications kept are bounded: past [`KEPT_PER_WEBHOOK`] alerts
-    /// the one decided first is forgotten; a later step of a kept alert
-    /// replaces it and forgets nothing.
+    /// The notifications kept are bounded: past `kept_per_webhook` alerts
+    /// (the default here) the one decided first is forgotten; a later step
+    /// of a kept alert replaces it and forgets nothing.
     #[test]
     fn kept_notifications_are_bounded_oldest_forgotten() {
-        let mut book = Book::default();
+        let kept = AlertsConfig::default().kept_per_webhook;
+        assert_eq!(kept, 2_000);
+        let mut book = Book::new(kept);
         let at = |key: &str, seq: i64, at_ms: i64| {
             let mut j = job(NotificationKind::Transition, seq);
             j.transition.alert_key = key.into();
             j.transition.at_ms = at_ms;
             j
         };
-        for i in 0..KEPT_PER_WEBHOOK {
+        for i in 0..kept {
             let at_ms = i64::try_from(i).expect("i") + 10;
             book.owe(at(&format!("k{i}"), 1, at_ms));
         }
         book.owe(at("k5", 2, 5_000));
-        assert_eq!(book.failed.len(), KEPT_PER_WEBHOOK);
+        assert_eq!(book.failed.len(), kept);
         assert_eq!(book.failed["k5"].seq, 2);
         book.owe(at("new", 1, 9_000));
-        assert_eq!(book.failed.len(), KEPT_PER_WEBHOOK);
+        assert_eq!(book.failed.len(), kept);
         assert!(!book.failed.contains_key("k0"), "the oldest forgotten");
         assert!(book.failed.contains_key("new") && book.failed.contains_key("k1"));
     }

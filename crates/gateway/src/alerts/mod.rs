@@ -128,7 +128,8 @@ pub(crate) async fn api(State(state): State<AdminState>) -> Response {
     };
     let (firing, recent) = match &state.store {
         Some(store) => {
-            let states = store.alert_states().await;
+            // The firing ones only.
+            let states = store.alert_states(0).await;
             let recent = store.alert_history(50).await;
             match (states, recent) {
                 (Ok(states), Ok(recent)) => (

@@ -4,9 +4,9 @@
 //!   failure that can pass: a receiver restarting, Slack down) is sent
 //!   again while it is still its alert's latest transition (in the
 //!   round's states, which hold the firing alerts and the latest resolved
-//!   ones, `toolwarden_store::RESOLVED_STATES`; else looked up by its key),
+//!   ones, `alerts.resolved_states`; else looked up by its key),
 //!   until the webhook takes it; at most one per alert and webhook is on
-//!   its way, and at most `deliver::KEPT_PER_WEBHOOK` are kept.
+//!   its way, and at most `alerts.kept_per_webhook` are kept.
 //!   Only the gateway that sent it keeps it (in memory): no other gateway
 //!   sends it, and if this one stops, the next repeat does;
 //! - a firing alert's notification is repeated when `repeat_interval` has

@@ -112,7 +112,9 @@ impl Engine {
     pub(crate) async fn round(&mut self) -> Result<(), StoreError> {
         let now = now_ms();
         let window_ms = i64::try_from(self.config.window.as_millis()).unwrap_or(i64::MAX);
-        let window = self.store.alert_window(now - window_ms).await?;
+        let window = (self.store)
+            .alert_window(now - window_ms, self.config.window_rows)
+            .await?;
         self.round_over(&window, now).await
     }
 
@@ -131,9 +133,9 @@ impl Engine {
             .into_iter()
             .collect();
         let dropped = self.dropped_in_window(now);
-        let states = self.store.alert_states().await?;
+        let states = self.store.alert_states(self.config.resolved_states).await?;
         let completed;
-        let window = if window.is_cut() {
+        let window = if window.is_cut(self.config.window_rows) {
             completed = self.complete(window, &states, now).await?;
             &completed
         } else {
@@ -229,7 +231,7 @@ impl Engine {
             }
         }
         let states = if changed {
-            self.store.alert_states().await?
+            self.store.alert_states(self.config.resolved_states).await?
         } else {
             states
         };
@@ -242,24 +244,25 @@ impl Engine {
         Ok(())
     }
 
-    /// `window`, which the store cut at `WINDOW_ROWS` rows a half (a flood
-    /// of tool or model names), with every row of the tools and models of
-    /// the alerts firing in `states`: one of them left out would resolve as
-    /// if it had no data, and a tool's alert over all its models would see
-    /// only some. (A requests alert over all models sees the busiest
-    /// 10,000 models.)
+    /// `window`, which the store cut at `alerts.window_rows` rows a half (a
+    /// flood of tool or model names), with every row of the tools and
+    /// models of the alerts firing in `states`: one of them left out would
+    /// resolve as if it had no data, and a tool's alert over all its models
+    /// would see only some. (A requests alert over all models sees the
+    /// busiest `window_rows` models.)
     async fn complete(
         &self,
         window: &AlertWindow,
         states: &[AlertTransition],
         now: i64,
     ) -> Result<AlertWindow, StoreError> {
+        let rows = self.config.window_rows;
         let (mut tools, mut models) = (BTreeSet::new(), BTreeSet::new());
         let firing = states.iter().filter(|s| s.state == "firing");
         for s in firing.filter(|s| s.instance.is_empty()) {
-            if s.tool != "*" && window.tools_cut() {
+            if s.tool != "*" && window.tools_cut(rows) {
                 tools.insert(s.tool.clone());
-            } else if s.tool == "*" && s.model != "*" && window.requests_cut() {
+            } else if s.tool == "*" && s.model != "*" && window.requests_cut(rows) {
                 models.insert(s.model.clone());
             }
         }
@@ -271,7 +274,7 @@ impl Engine {
         let (tools, models): (Vec<String>, Vec<String>) =
             (tools.into_iter().collect(), models.into_iter().collect());
         let of_firing = (self.store)
-            .alert_window_of(now - window_ms, &tools, &models)
+            .alert_window_of(now - window_ms, (&tools, &models), rows)
             .await?;
         complete
             .tools

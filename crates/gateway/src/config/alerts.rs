@@ -10,6 +10,9 @@
 //! format = "alertmanager"     # or "slack"
 //! repeat_interval_ms = 14400000  # re-send a still-firing alert every 4 h (0: never)
 //! max_firing = 1000           # no new alert fires while this many are firing
+//! resolved_states = 1000      # the alerts resolved last, read each round
+//! window_rows = 10000         # a round's busiest (tool, model) pairs and models
+//! kept_per_webhook = 2000     # notifications a webhook did not take, kept to send again
 //!
 //! [alerts.failure_rate]
 //! threshold = 0.05
@@ -37,6 +40,12 @@ const DEFAULT_TIMEOUT_MS: u64 = 5_000;
 const DEFAULT_REPEAT_INTERVAL_MS: u64 = 4 * 60 * 60 * 1000;
 /// As many as `/metrics` shows (`metrics::alerts_board::MAX_GAUGES`).
 const DEFAULT_MAX_FIRING: u64 = 1000;
+/// As many as `/metrics` shows.
+const DEFAULT_RESOLVED_STATES: u64 = toolwarden_store::DEFAULT_RESOLVED_STATES.unsigned_abs();
+const DEFAULT_WINDOW_ROWS: u64 = toolwarden_store::DEFAULT_WINDOW_ROWS.unsigned_abs();
+/// One per alert of a round's states by default: the firing and the
+/// resolved last.
+const DEFAULT_KEPT_PER_WEBHOOK: u64 = DEFAULT_MAX_FIRING + DEFAULT_RESOLVED_STATES;
 
 /// One rule's settings as read.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -80,6 +89,15 @@ pub struct RawAlerts {
     /// models are named by clients), and the round counts those it held
     /// back.
     pub max_firing: Option<u64>,
+    /// The alerts resolved last that a round reads besides the firing
+    /// ones (to re-send their notifications, and for `/metrics`).
+    pub resolved_states: Option<u64>,
+    /// Most rows of each half of a round's window: its busiest (tool,
+    /// model) pairs, and its busiest models.
+    pub window_rows: Option<u64>,
+    /// Notifications a webhook did not take, kept to send again (one per
+    /// alert); past it the oldest is forgotten.
+    pub kept_per_webhook: Option<u64>,
     /// This gateway's name in alerts about its own counters (default: host:port).
     pub instance: Option<String>,
     /// Tool failure rate (per tool, per tool × model).
@@ -157,6 +175,12 @@ pub struct AlertsConfig {
     pub repeat_interval: Option<Duration>,
     /// Most alerts firing at once (see [`RawAlerts::max_firing`]).
     pub max_firing: usize,
+    /// The alerts resolved last read each round ([`RawAlerts::resolved_states`]).
+    pub resolved_states: i64,
+    /// Most rows of each half of a round's window ([`RawAlerts::window_rows`]).
+    pub window_rows: i64,
+    /// Notifications kept per webhook ([`RawAlerts::kept_per_webhook`]).
+    pub kept_per_webhook: usize,
     /// This gateway's name, when set.
     pub instance: Option<String>,
 }
@@ -210,6 +234,9 @@ impl RawAlerts {
             timeout_ms: over.timeout_ms.or(self.timeout_ms),
             repeat_interval_ms: over.repeat_interval_ms.or(self.repeat_interval_ms),
             max_firing: over.max_firing.or(self.max_firing),
+            resolved_states: over.resolved_states.or(self.resolved_states),
+            window_rows: over.window_rows.or(self.window_rows),
+            kept_per_webhook: over.kept_per_webhook.or(self.kept_per_webhook),
             instance: over.instance.or(self.instance),
             failure_rate: merge_rule(self.failure_rate, over.failure_rate),
             exec_time: merge_rule(self.exec_time, over.exec_time),
@@ -246,6 +273,17 @@ impl RawAlerts {
         let queue = positive("queue", self.queue, DEFAULT_QUEUE);
         let timeout_ms = positive("timeout_ms", self.timeout_ms, DEFAULT_TIMEOUT_MS);
         let max_firing = positive("max_firing", self.max_firing, DEFAULT_MAX_FIRING);
+        let resolved_states = positive(
+            "resolved_states",
+            self.resolved_states,
+            DEFAULT_RESOLVED_STATES,
+        );
+        let window_rows = positive("window_rows", self.window_rows, DEFAULT_WINDOW_ROWS);
+        let kept_per_webhook = positive(
+            "kept_per_webhook",
+            self.kept_per_webhook,
+            DEFAULT_KEPT_PER_WEBHOOK,
+        );
         let repeat_ms = self
             .repeat_interval_ms
             .unwrap_or(DEFAULT_REPEAT_INTERVAL_MS);
@@ -330,6 +368,9 @@ impl RawAlerts {
             timeout: Duration::from_millis(timeout_ms),
             repeat_interval: (repeat_ms != 0).then(|| Duration::from_millis(repeat_ms)),
             max_firing: usize::try_from(max_firing).unwrap_or(usize::MAX),
+            resolved_states: i64::try_from(resolved_states).unwrap_or(i64::MAX),
+            window_rows: i64::try_from(window_rows).unwrap_or(i64::MAX),
+            kept_per_webhook: usize::try_from(kept_per_webhook).unwrap_or(usize::MAX),
             instance: self.instance.filter(|s| !s.is_empty()),
         }
     }
@@ -396,6 +437,9 @@ impl std::fmt::Debug for RawAlerts {
             .field("timeout_ms", &self.timeout_ms)
             .field("repeat_interval_ms", &self.repeat_interval_ms)
             .field("max_firing", &self.max_firing)
+            .field("resolved_states", &self.resolved_states)
+            .field("window_rows", &self.window_rows)
+            .field("kept_per_webhook", &self.kept_per_webhook)
             .field("instance", &self.instance)
             .field("failure_rate", &self.failure_rate)
             .field("exec_time", &self.exec_time)
@@ -424,6 +468,9 @@ impl std::fmt::Debug for AlertsConfig {
             .field("timeout", &self.timeout)
             .field("repeat_interval", &self.repeat_interval)
             .field("max_firing", &self.max_firing)
+            .field("resolved_states", &self.resolved_states)
+            .field("window_rows", &self.window_rows)
+            .field("kept_per_webhook", &self.kept_per_webhook)
             .field("instance", &self.instance)
             .finish()
     }
@@ -488,6 +535,46 @@ mod tests {
         assert_eq!(c.rules.exec_time.unwrap().threshold, 5_000.0);
         assert_eq!(c.format, AlertFormat::Alertmanager);
         assert_eq!(c.repeat_interval, Some(Duration::from_secs(4 * 3600)));
+    }
+
+    /// What a round reads and a webhook keeps is bounded by settings:
+    /// the defaults, values set, and 0 refused by name.
+    #[test]
+    fn the_bounds_of_a_round_are_settings() {
+        let c = AlertsConfig::default();
+        assert_eq!(
+            (
+                c.max_firing,
+                c.resolved_states,
+                c.window_rows,
+                c.kept_per_webhook
+            ),
+            (1000, 1000, 10_000, 2000)
+        );
+        let set: RawAlerts = toml::from_str(
+            "resolved_states = 5
+window_rows = 7
+kept_per_webhook = 9",
+        )
+        .unwrap();
+        let c = set.validated().unwrap();
+        assert_eq!(
+            (c.resolved_states, c.window_rows, c.kept_per_webhook),
+            (5, 7, 9)
+        );
+        let zero: RawAlerts = toml::from_str(
+            "resolved_states = 0
+window_rows = 0
+kept_per_webhook = 0",
+        )
+        .unwrap();
+        let e = zero.validated().unwrap_err();
+        for name in ["resolved_states", "window_rows", "kept_per_webhook"] {
+            assert!(
+                e.contains(&format!("alerts.{name} must be greater than 0")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

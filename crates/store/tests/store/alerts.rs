@@ -38,7 +38,7 @@ async fn alert_window_and_claims(db: TestDb) {
     }
     record_all(&store, &events).await;
 
-    let w = store.alert_window(500).await.unwrap();
+    let w = store.alert_window(500, DEFAULT_WINDOW_ROWS).await.unwrap();
     assert_eq!(w.tools.len(), 1, "{w:?}");
     let book = &w.tools[0];
     assert_eq!(
@@ -55,7 +55,14 @@ async fn alert_window_and_claims(db: TestDb) {
         (4, 2, 2),
         "{r:?}"
     );
-    assert!(store.alert_window(2_000).await.unwrap().tools.is_empty());
+    assert!(
+        store
+            .alert_window(2_000, DEFAULT_WINDOW_ROWS)
+            .await
+            .unwrap()
+            .tools
+            .is_empty()
+    );
 
     // Results the recorder could not write in detail (folded into the
     // per-minute counts) count in the window too: an overloaded gateway's
@@ -87,7 +94,7 @@ async fn alert_window_and_claims(db: TestDb) {
     );
     let report = folding.shutdown().await;
     assert!(report.unwritten.is_empty(), "{report:?}");
-    let w = store.alert_window(500).await.unwrap();
+    let w = store.alert_window(500, DEFAULT_WINDOW_ROWS).await.unwrap();
     assert_eq!(w.tools.len(), 1, "{w:?}");
     let book = &w.tools[0];
     assert_eq!((book.results, book.failures), (3 + 4, 2 + 3), "{book:?}");
@@ -98,13 +105,22 @@ async fn alert_window_and_claims(db: TestDb) {
     // A window that starts within their minute (after them, or not: a
     // minute's counts have no time of their own) holds them: a failure
     // counted in it was missed.
-    let w = store.alert_window(60_001).await.unwrap();
+    let w = store
+        .alert_window(60_001, DEFAULT_WINDOW_ROWS)
+        .await
+        .unwrap();
     assert_eq!(w.tools.len(), 1, "{w:?}");
     let book = &w.tools[0];
     assert_eq!((book.results, book.failures), (4, 3), "{book:?}");
-    let w = store.alert_window(119_999).await.unwrap();
+    let w = store
+        .alert_window(119_999, DEFAULT_WINDOW_ROWS)
+        .await
+        .unwrap();
     assert_eq!(w.tools.len(), 1, "their minute's last ms: {w:?}");
-    let w = store.alert_window(120_000).await.unwrap();
+    let w = store
+        .alert_window(120_000, DEFAULT_WINDOW_ROWS)
+        .await
+        .unwrap();
     assert!(
         w.tools.is_empty(),
         "their minute ended before the window: {w:?}"
@@ -134,7 +150,10 @@ async fn alert_window_and_claims(db: TestDb) {
         !store.claim_alert_transition(&again).await.unwrap(),
         "claimed twice"
     );
-    assert_eq!(store.alert_states().await.unwrap(), vec![firing.clone()]);
+    assert_eq!(
+        store.alert_states(DEFAULT_RESOLVED_STATES).await.unwrap(),
+        vec![firing.clone()]
+    );
     let resolved = AlertTransition {
         seq: 2,
         state: "resolved".into(),
@@ -143,7 +162,10 @@ async fn alert_window_and_claims(db: TestDb) {
         ..firing.clone()
     };
     assert!(store.claim_alert_transition(&resolved).await.unwrap());
-    assert_eq!(store.alert_states().await.unwrap(), vec![resolved.clone()]);
+    assert_eq!(
+        store.alert_states(DEFAULT_RESOLVED_STATES).await.unwrap(),
+        vec![resolved.clone()]
+    );
     assert_eq!(
         store.alert_history(10).await.unwrap(),
         vec![resolved, firing]
@@ -160,7 +182,7 @@ pub async fn tied_alerts(db: &TestDb) -> (Vec<AlertTransition>, Vec<AlertTransit
         assert!(store.claim_alert_transition(&t).await.unwrap());
     }
     let listed = (
-        store.alert_states().await.unwrap(),
+        store.alert_states(DEFAULT_RESOLVED_STATES).await.unwrap(),
         store.alert_history(10).await.unwrap(),
     );
     store.close().await;
@@ -184,11 +206,11 @@ async fn alert_heartbeats(db: TestDb) {
     assert_eq!(seen, vec![("gw-a".to_owned(), 3_000)], "gw-b forgotten");
 }
 
-/// A window of more (tool, model) pairs than `WINDOW_ROWS` holds the
+/// A window of more (tool, model) pairs than `DEFAULT_WINDOW_ROWS` holds the
 /// busiest of them, busiest first.
 pub async fn a_window_holds_its_busiest_pairs(db: TestDb) {
     let store = Store::open(&db.url).await.unwrap();
-    let n = WINDOW_ROWS as usize;
+    let n = DEFAULT_WINDOW_ROWS as usize;
     let mut events = Vec::new();
     for i in 0..=n {
         let id = format!("call_window_{i:06}");
@@ -217,9 +239,9 @@ pub async fn a_window_holds_its_busiest_pairs(db: TestDb) {
     }
     events.push(request("q", "s", 1_000));
     record_all(&store, &events).await;
-    let w = store.alert_window(500).await.unwrap();
+    let w = store.alert_window(500, DEFAULT_WINDOW_ROWS).await.unwrap();
     assert_eq!(w.tools.len(), n, "two pairs left out");
-    assert!(w.is_cut());
+    assert!(w.is_cut(DEFAULT_WINDOW_ROWS));
     assert_eq!((w.tools[0].tool.as_str(), w.tools[0].results), ("busy", 3));
     assert!(w.tools[1..].iter().all(|r| r.results == 1));
     let last = format!("t{n:06}");
@@ -227,15 +249,23 @@ pub async fn a_window_holds_its_busiest_pairs(db: TestDb) {
         !w.tools.iter().any(|r| r.tool == last),
         "the quietest, last"
     );
+    // A window of fewer rows a half holds the busiest of those.
+    let small = store.alert_window(500, 3).await.unwrap();
+    assert_eq!((small.tools.len(), small.requests.len()), (3, 1));
+    assert!(small.tools_cut(3) && !small.requests_cut(3));
+    assert_eq!(small.tools[0].tool, "busy");
 
     // The rows of named tools and models, however quiet: in statements
     // of 500 names.
     let mut tools: Vec<String> = (0..600).map(|i| format!("t{i:06}")).collect();
     tools.extend([last.clone(), "busy".into(), "never".into()]);
     let models = ["gpt-test".to_owned(), "other".to_owned()];
-    let of = store.alert_window_of(500, &tools, &models).await.unwrap();
+    let of = store
+        .alert_window_of(500, (&tools, &models), DEFAULT_WINDOW_ROWS)
+        .await
+        .unwrap();
     assert_eq!(of.tools.len(), 602, "{:?}", &of.tools[..3]);
-    assert!(!of.is_cut());
+    assert!(!of.is_cut(DEFAULT_WINDOW_ROWS));
     let quiet = of
         .tools
         .iter()
@@ -253,9 +283,15 @@ pub async fn a_window_holds_its_busiest_pairs(db: TestDb) {
         ("gpt-test", 1)
     );
     // Nothing named, nothing read; none of them in the window, no rows.
-    let none = store.alert_window_of(500, &[], &[]).await.unwrap();
+    let none = store
+        .alert_window_of(500, (&[], &[]), DEFAULT_WINDOW_ROWS)
+        .await
+        .unwrap();
     assert_eq!(none, AlertWindow::default());
-    let later = store.alert_window_of(5_000, &tools, &models).await.unwrap();
+    let later = store
+        .alert_window_of(5_000, (&tools, &models), DEFAULT_WINDOW_ROWS)
+        .await
+        .unwrap();
     assert_eq!(later, AlertWindow::default());
 }
 
@@ -279,7 +315,7 @@ fn step(tool: &str, seq: i64, at_ms: i64) -> AlertTransition {
 }
 
 /// The states a round reads are every firing alert and the latest
-/// `RESOLVED_STATES` resolved ones, however many alerts the history
+/// `DEFAULT_RESOLVED_STATES` resolved ones, however many alerts the history
 /// holds; an older one is found by its key. Claims that commit out of
 /// order leave the later step as the alert's latest.
 pub async fn alert_states_are_bounded(db: TestDb) {
@@ -300,12 +336,12 @@ pub async fn alert_states_are_bounded(db: TestDb) {
             .await
             .unwrap()
     );
-    let n = RESOLVED_STATES as usize;
+    let n = DEFAULT_RESOLVED_STATES as usize;
     for i in 0..n {
         let t = step(&format!("t{i:04}"), 2, 2_000 + i as i64);
         assert!(store.claim_alert_transition(&t).await.unwrap());
     }
-    let states = store.alert_states().await.unwrap();
+    let states = store.alert_states(DEFAULT_RESOLVED_STATES).await.unwrap();
     assert_eq!(states.len(), n + 1, "every firing alert and {n} resolved");
     assert_eq!(states.iter().filter(|s| s.state == "firing").count(), 1);
     assert!(
@@ -317,6 +353,10 @@ pub async fn alert_states_are_bounded(db: TestDb) {
         "resolved before the rest"
     );
     assert_eq!(states[0].tool, format!("t{:04}", n - 1), "newest first");
+    let fewer = store.alert_states(2).await.unwrap();
+    let tools: Vec<&str> = fewer.iter().map(|s| s.tool.as_str()).collect();
+    let newest = [format!("t{:04}", n - 1), format!("t{:04}", n - 2)];
+    assert_eq!(tools, [newest[0].as_str(), newest[1].as_str(), "long"]);
     assert_eq!(
         store.alert_latest(&old.alert_key).await.unwrap(),
         Some(old.clone())
@@ -365,7 +405,7 @@ pub async fn alert_latest_is_filled_from_the_history(db: TestDb) {
     execute(&db.url, "DROP TABLE alert_latest").await;
     execute(&db.url, "DELETE FROM schema_migrations WHERE version = 23").await;
     let store = Store::open(&db.url).await.unwrap();
-    let states = store.alert_states().await.unwrap();
+    let states = store.alert_states(DEFAULT_RESOLVED_STATES).await.unwrap();
     assert_eq!(states, vec![step("a", 2, 2_000), step("b", 1, 1_500)]);
 }
 

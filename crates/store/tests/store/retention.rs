@@ -175,7 +175,7 @@ pub async fn retention_deletes_only_what_is_older(db: TestDb) {
         2
     );
     assert_eq!(rows(&db, "alert_transitions", "").await, 2);
-    let states = store.alert_states().await.unwrap();
+    let states = store.alert_states(DEFAULT_RESOLVED_STATES).await.unwrap();
     assert_eq!(
         states
             .iter()

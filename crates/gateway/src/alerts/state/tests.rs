@@ -185,11 +185,12 @@ async fn a_tool_model_alert_keeps_firing_when_the_other_model_leaves() {
 }
 
 /// Resolves as many other alerts after `key`'s resolution (from `at_ms`
-/// on) as a round reads (`RESOLVED_STATES`): `key` is not among them.
+/// on) as a round reads by default (`DEFAULT_RESOLVED_STATES`): `key` is
+/// not among them.
 async fn resolve_as_many_as_are_read(store: &Store, key: &str, at_ms: i64) {
     let resolved = state_of(store, key).await;
     assert_eq!(resolved.state, "resolved");
-    for i in 0..toolwarden_store::RESOLVED_STATES {
+    for i in 0..toolwarden_store::DEFAULT_RESOLVED_STATES {
         let t = AlertTransition {
             alert_key: format!("tool_failure_rate|t{i}|*|"),
             tool: format!("t{i}"),
@@ -198,12 +199,15 @@ async fn resolve_as_many_as_are_read(store: &Store, key: &str, at_ms: i64) {
         };
         assert!(store.claim_alert_transition(&t).await.expect("claim"));
     }
-    let states = store.alert_states().await.expect("states");
+    let states = (store
+        .alert_states(toolwarden_store::DEFAULT_RESOLVED_STATES)
+        .await)
+        .expect("states");
     assert!(!states.iter().any(|s| s.alert_key == key), "not read");
 }
 
 /// A round reads every firing alert but only the latest resolved ones
-/// (`RESOLVED_STATES`): an alert resolved before them that fails again
+/// (`alerts.resolved_states`): an alert resolved before them that fails again
 /// fires as its next step, looked up by its key, not as step 1 (which the
 /// store holds already: its claim would lose, and it would never fire).
 #[tokio::test]
@@ -277,28 +281,29 @@ async fn record_results(store: &Store, tool: &str, n: usize, failed: bool, at_ms
     assert!(report.unwritten.is_empty(), "{report:?}");
 }
 
-/// Regression: a window the store cuts at `WINDOW_ROWS` pairs (a flood
-/// of tool names, each busier than it) left a firing alert's tool out,
-/// and the alert resolved as if its tool had no results. Its rows are
-/// read by name: it keeps firing while they fail, and resolves on them.
+/// Regression: a window the store cuts at `alerts.window_rows` pairs (a
+/// flood of tool names, each busier than it) left a firing alert's tool
+/// out, and the alert resolved as if its tool had no results. Its rows
+/// are read by name: it keeps firing while they fail, and resolves on
+/// them.
 #[tokio::test]
 async fn a_firing_alert_left_out_of_a_cut_window_is_judged_on_its_own_rows() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = sqlite_store(&dir).await;
-    let mut gw = engine(&store, "gw-a");
+    let mut gw = engine_with(&store, "gw-a", alerts_config("window_rows = 50"));
     let key = rules::alert_key("tool_failure_rate", "quiet", rules::Models::All, "");
     let now = now_ms();
     record_results(&store, "quiet", 20, true, now).await;
     gw.round().await.expect("round");
     assert_eq!(state_of(&store, &key).await.state, "firing");
 
-    let n = usize::try_from(toolwarden_store::WINDOW_ROWS).expect("rows");
+    let n = 50;
     let flood = window(
         (0..n)
             .map(|i| tool_row(&format!("t{i:05}"), "m1", 30, 0))
             .collect(),
     );
-    assert!(flood.is_cut());
+    assert!(flood.is_cut(50) && !flood.is_cut(51));
     gw.round_over(&flood, now + 1).await.expect("round");
     let s = state_of(&store, &key).await;
     assert_eq!((s.state.as_str(), s.seq), ("firing", 1), "{s:?}");
@@ -310,11 +315,11 @@ async fn a_firing_alert_left_out_of_a_cut_window_is_judged_on_its_own_rows() {
     assert_eq!(s.volume, 2_020, "resolved on its rows: {s:?}");
 
     // A window that is not cut is taken as it is: no rows, no data.
-    assert!(!window(vec![tool_row("t", "m1", 30, 0)]).is_cut());
+    assert!(!window(vec![tool_row("t", "m1", 30, 0)]).is_cut(50));
 }
 
 /// Regression: a resolution a webhook could not take was sent again only
-/// while it was among a round's states, the `RESOLVED_STATES` resolved
+/// while it was among a round's states, the `alerts.resolved_states` resolved
 /// last: one resolved before them was forgotten. It is looked up by its
 /// key and sent again.
 #[tokio::test]
@@ -503,7 +508,10 @@ async fn a_firing_alert_is_repeated_by_one_gateway_each_repeat_interval() {
     let now = now_ms();
     let failing = window(vec![tool_row("book", "m1", 40, 10)]);
     a.round_over(&failing, now).await.expect("round");
-    let states = store.alert_states().await.expect("states");
+    let states = store
+        .alert_states(toolwarden_store::DEFAULT_RESOLVED_STATES)
+        .await
+        .expect("states");
     let observed = HashMap::new();
 
     let at = |ms: i64| now + ms;
