@@ -110,6 +110,9 @@ pub struct Config {
     /// stream's parse keeps of its calls and arguments (the response itself
     /// always passes through whole).
     pub response_parse_limit: usize,
+    /// Response bodies copied for parsing held at once, over all
+    /// connections, bytes (at least `response_parse_limit`).
+    pub max_buffered_response_bytes: usize,
     /// Proxy worker threads (at least 1).
     pub workers: usize,
     /// Extra trusted roots for upstream TLS (DER), from `upstream_ca`.
@@ -262,6 +265,10 @@ impl fmt::Debug for Config {
                 &self.max_buffered_request_bytes,
             )
             .field("response_parse_limit", &self.response_parse_limit)
+            .field(
+                "max_buffered_response_bytes",
+                &self.max_buffered_response_bytes,
+            )
             .field("workers", &self.workers)
             .field("upstream_roots", &self.upstream_roots.len())
             .field("resolve", &self.resolve)

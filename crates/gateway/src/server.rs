@@ -139,6 +139,10 @@ impl Gateway {
         let connections = crate::limits::ConnectionSlots::new(config.max_client_connections);
         let body_budget =
             crate::limits::body_budget::BodyBudget::new(config.max_buffered_request_bytes);
+        let parse_bounds = crate::observe::ParseBounds::new(
+            config.response_parse_limit,
+            config.max_buffered_response_bytes,
+        );
         let (balance, inboxes) = crate::balance::Balance::new(config.workers);
         let shared = Arc::new(Shared {
             config,
@@ -150,6 +154,7 @@ impl Gateway {
             started: Instant::now(),
             connections,
             body_budget,
+            parse_bounds,
             balance,
             unpooled,
             _jsonl_claim: jsonl_claim,

@@ -48,6 +48,9 @@ pub(crate) struct Shared {
     pub(crate) connections: Arc<crate::limits::ConnectionSlots>,
     /// Request bodies held at once, capped by `max_buffered_request_bytes`.
     pub(crate) body_budget: Arc<crate::limits::body_budget::BodyBudget>,
+    /// How response bodies are read for their calls: `response_parse_limit`
+    /// and the copies held at once, capped by `max_buffered_response_bytes`.
+    pub(crate) parse_bounds: crate::observe::ParseBounds,
     /// Client connections per worker.
     pub(crate) balance: Arc<crate::balance::Balance>,
     /// The upstream client with no pool (`upstream::build_unpooled_client`):
@@ -84,6 +87,11 @@ impl Shared {
                 "held_bytes": self.body_budget.held_bytes(),
                 "max_bytes": self.config.max_buffered_request_bytes,
                 "refused": self.body_budget.refused(),
+            },
+            "response_copies": {
+                "held_bytes": self.parse_bounds.copies.held_bytes(),
+                "max_bytes": self.config.max_buffered_response_bytes,
+                "refused": self.parse_bounds.copies.refused(),
             },
         });
         let mut response = Response::new(GatewayBody::full(body.to_string()));

@@ -11,6 +11,7 @@ use toolwarden_mock_provider::{MockOptions, MockProvider};
 
 mod endurance {
     pub mod bodies;
+    pub mod copies;
 }
 
 const BODY: &str = r#"{"model":"claude-test","max_tokens":64,"messages":[{"role":"user","content":"list the files"}],"tools":[{"name":"shell","input_schema":{"type":"object"}}]}"#;

@@ -22,6 +22,7 @@ fn endurance_defaults() {
     assert_eq!(config.client_body_timeout, Duration::from_secs(60));
     assert_eq!(config.max_client_connections, 10_000);
     assert_eq!(config.max_buffered_request_bytes, 1 << 30);
+    assert_eq!(config.max_buffered_response_bytes, 1 << 30);
     assert_eq!(config.retention, Some(Duration::from_secs(30 * 86_400)));
     assert_eq!(config.ws_close_wait, Duration::from_secs(2));
     assert_eq!(config.ws_forced_close_wait, Duration::from_millis(500));
@@ -138,7 +139,7 @@ fn endurance_settings_come_from_the_environment() {
 /// The bodies held at once come from the environment; a bound below
 /// `max_request_bytes` would refuse every body of that size: refused.
 #[test]
-fn the_buffered_bodies_bound_is_set_and_not_below_the_largest_body_or_message() {
+fn the_buffered_bounds_are_set_and_not_below_the_largest_body_message_or_copy() {
     let config = env(&[
         ("TOOLWARDEN_MAX_REQUEST_BYTES", "2048"),
         ("TOOLWARDEN_WS_MAX_MESSAGE_BYTES", "2048"),
@@ -170,6 +171,24 @@ fn the_buffered_bodies_bound_is_set_and_not_below_the_largest_body_or_message() 
         err.contains("max_buffered_request_bytes 3072: at least ws_max_message_bytes (4096)"),
         "{err}"
     );
+    let err = env(&[
+        ("TOOLWARDEN_RESPONSE_PARSE_LIMIT", "4096"),
+        ("TOOLWARDEN_MAX_BUFFERED_RESPONSE_BYTES", "2048"),
+    ])
+    .validate()
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("max_buffered_response_bytes 2048: at least response_parse_limit (4096)"),
+        "{err}"
+    );
+    let config = env(&[
+        ("TOOLWARDEN_RESPONSE_PARSE_LIMIT", "4096"),
+        ("TOOLWARDEN_MAX_BUFFERED_RESPONSE_BYTES", "4096"),
+    ])
+    .validate()
+    .unwrap();
+    assert_eq!(config.max_buffered_response_bytes, 4096);
 }
 
 #[test]

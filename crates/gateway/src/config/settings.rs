@@ -217,6 +217,8 @@ settings! {
     max_buffered_request_bytes: u64 = "1073741824";
     /// Largest non-streaming response body copied for parsing, and most a stream's parse keeps of its tool calls and arguments, bytes (the response always passes whole; past it, counted as `too_large`).
     response_parse_limit: u64 = "33554432";
+    /// Response bodies copied for parsing held in memory at once, over all connections and workers, bytes (at least `response_parse_limit`), counted as the copies grow and given back once each is read; a copy with no room is not made (the response passes whole, its calls unread: counted as `no_room`, the request marked `calls_incomplete`).
+    max_buffered_response_bytes: u64 = "1073741824";
     /// Proxy worker threads, each with its own event loop and upstream connection pool, client connections spread evenly over them; 0 = the default: one per CPU, less one when recording to a database (that CPU is the recorder's and the database writer's), at least one.
     workers: u64 = "one per CPU, less one when recording to a database";
     /// A PEM file of extra root certificates trusted for upstream TLS (a TLS-inspecting egress proxy, a self-hosted upstream), beside the built-in webpki roots.

@@ -42,6 +42,7 @@ const DEFAULT_MAX_CLIENT_CONNECTIONS: u64 = 10_000;
 const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
 /// Endurance: request bodies held at once (sixteen of the largest).
 const DEFAULT_MAX_BUFFERED_REQUEST_BYTES: u64 = 1 << 30;
+const DEFAULT_MAX_BUFFERED_RESPONSE_BYTES: u64 = 1 << 30;
 const DEFAULT_RESPONSE_PARSE_LIMIT: u64 = 32 << 20;
 const MAX_WORKERS: u64 = 256;
 /// WebSocket mode: the largest message (after permessage-deflate) either
@@ -82,6 +83,10 @@ pub(super) const NUMBER_DEFAULTS: &[(&str, u64)] = &[
         DEFAULT_MAX_BUFFERED_REQUEST_BYTES,
     ),
     ("response_parse_limit", DEFAULT_RESPONSE_PARSE_LIMIT),
+    (
+        "max_buffered_response_bytes",
+        DEFAULT_MAX_BUFFERED_RESPONSE_BYTES,
+    ),
     ("ws_max_message_bytes", DEFAULT_WS_MAX_MESSAGE_BYTES),
     ("ws_close_wait_ms", DEFAULT_WS_CLOSE_WAIT_MS),
     ("ws_forced_close_wait_ms", DEFAULT_WS_FORCED_CLOSE_WAIT_MS),
@@ -332,6 +337,8 @@ impl RawConfig {
         );
         let max_buffered_request_bytes =
             (self.max_buffered_request_bytes).unwrap_or(DEFAULT_MAX_BUFFERED_REQUEST_BYTES);
+        let max_buffered_response_bytes =
+            (self.max_buffered_response_bytes).unwrap_or(DEFAULT_MAX_BUFFERED_RESPONSE_BYTES);
         let response_parse_limit = positive(
             "response_parse_limit",
             self.response_parse_limit,
@@ -376,6 +383,13 @@ impl RawConfig {
             problems.push(format!(
                 "max_buffered_request_bytes {max_buffered_request_bytes}: at least \
                  max_request_bytes ({max_request_bytes}), or no body of that size is ever read"
+            ));
+        }
+        if max_buffered_response_bytes < response_parse_limit {
+            problems.push(format!(
+                "max_buffered_response_bytes {max_buffered_response_bytes}: at least \
+                 response_parse_limit ({response_parse_limit}), or no response of that size is \
+                 ever read"
             ));
         }
         if max_buffered_request_bytes < ws_max_message_bytes {
@@ -479,6 +493,8 @@ impl RawConfig {
                 max_buffered_request_bytes: usize::try_from(max_buffered_request_bytes)
                     .unwrap_or(usize::MAX),
                 response_parse_limit: usize::try_from(response_parse_limit).unwrap_or(usize::MAX),
+                max_buffered_response_bytes: usize::try_from(max_buffered_response_bytes)
+                    .unwrap_or(usize::MAX),
                 workers,
                 upstream_roots,
                 resolve,

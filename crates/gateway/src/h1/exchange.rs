@@ -229,7 +229,7 @@ pub(super) async fn run(
             },
         },
         route.gemini_stream,
-        shared.config.response_parse_limit,
+        Some(&shared.parse_bounds),
     );
     observation.add_overhead(started.elapsed());
     let takes_error_event = pipeline::headers::takes_error_event(

@@ -5,7 +5,9 @@
 //! thousand connections could each hold a 64 MiB body. A body is counted
 //! as its bytes arrive (a client's `content-length` is only its word), in
 //! whole KiB, and given back when its [`Held`] is dropped: once the body
-//! has gone upstream and been read.
+//! has gone upstream and been read. The same kind of bound holds the
+//! response bodies copied for parsing (`max_buffered_response_bytes`,
+//! [`BodyBudget::named`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,6 +23,8 @@ pub(crate) struct BodyBudget {
     total_kib: usize,
     /// The bound, bytes (as configured).
     max: usize,
+    /// The setting that bounds it, for the log.
+    setting: &'static str,
     /// Bodies refused for want of room.
     refused: AtomicU64,
 }
@@ -43,14 +47,21 @@ pub(crate) struct NoRoom {
 // === impl BodyBudget ===
 
 impl BodyBudget {
-    /// A budget of `max` bytes (at least one KiB; more than a semaphore
-    /// counts is as good as unbounded).
+    /// A budget of `max` bytes of request bodies
+    /// (`max_buffered_request_bytes`).
     pub(crate) fn new(max: usize) -> Arc<BodyBudget> {
+        BodyBudget::named(max, "max_buffered_request_bytes")
+    }
+
+    /// A budget of `max` bytes (at least one KiB; more than a semaphore
+    /// counts is as good as unbounded), bounded by the setting `setting`.
+    pub(crate) fn named(max: usize, setting: &'static str) -> Arc<BodyBudget> {
         let total_kib = max.div_ceil(1024).clamp(1, Semaphore::MAX_PERMITS);
         Arc::new(BodyBudget {
             kib: Arc::new(Semaphore::new(total_kib)),
             total_kib,
             max,
+            setting,
             refused: AtomicU64::new(0),
         })
     }
@@ -99,9 +110,10 @@ impl Held {
                 let n = self.budget.refused.fetch_add(1, Ordering::Relaxed) + 1;
                 if n.is_power_of_two() {
                     tracing::warn!(
+                        setting = self.budget.setting,
                         max = self.budget.max,
                         refused = n,
-                        "request body refused: max_buffered_request_bytes of bodies are held"
+                        "bytes refused: as many as the setting allows are held"
                     );
                 }
                 Err(NoRoom {

@@ -42,6 +42,9 @@ pub enum UnparsedReason {
     ParserError,
     /// A binary event-stream frame that could not be read.
     MalformedFrame,
+    /// No room for its copy: `max_buffered_response_bytes` of copies were
+    /// held.
+    NoRoom,
 }
 
 /// A response body not parsed; it passed through unchanged.
@@ -132,6 +135,7 @@ impl UnparsedReason {
             UnparsedReason::Invalid => "invalid",
             UnparsedReason::ParserError => "parser_error",
             UnparsedReason::MalformedFrame => "malformed_frame",
+            UnparsedReason::NoRoom => "no_room",
         }
     }
 }

@@ -220,6 +220,7 @@ fn events_render_the_same_bytes_as_labels() {
         "invalid",
         "parser_error",
         "malformed_frame",
+        "no_room",
     ] {
         by_label.unparsed_response(reason);
     }
@@ -248,6 +249,7 @@ fn events_render_the_same_bytes_as_labels() {
         UnparsedReason::Invalid,
         UnparsedReason::ParserError,
         UnparsedReason::MalformedFrame,
+        UnparsedReason::NoRoom,
     ] {
         by_event.emit(UnparsedResponse { reason });
     }

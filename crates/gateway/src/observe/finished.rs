@@ -200,6 +200,8 @@ pub(super) fn response_view(
             buf,
             limit,
             codings,
+            // The copy's room is held until it has been read.
+            held: _held,
         } => {
             let dialect = dialect?;
             let buf = if codings.is_identity() {

@@ -58,6 +58,7 @@ use crate::metrics::events::{UnparsedReason, UnparsedResponse};
 use crate::{
     errors::ProxyError,
     limits,
+    limits::body_budget::{BodyBudget, Held},
     metrics::Metrics,
     recorder::Recorder,
     routes::Provider,
@@ -149,9 +150,31 @@ enum Parse {
     Buffer {
         buf: Vec<u8>,
         limit: usize,
+        /// What `buf`'s capacity holds of the bound on copies held at once.
+        held: Held,
         /// The body's `content-encoding`, undone on the copy.
         codings: Codings,
     },
+}
+
+/// How a response body is read for its calls: the most one copy or one
+/// stream's parse keeps (`response_parse_limit`) and the bound on the
+/// copies held at once, over every connection and worker
+/// (`max_buffered_response_bytes`).
+#[derive(Debug, Clone)]
+pub(crate) struct ParseBounds {
+    pub(crate) limit: usize,
+    pub(crate) copies: Arc<BodyBudget>,
+}
+
+impl ParseBounds {
+    /// The gateway's, from its settings.
+    pub(crate) fn new(limit: usize, copies_max: usize) -> ParseBounds {
+        ParseBounds {
+            limit,
+            copies: BodyBudget::named(copies_max, "max_buffered_response_bytes"),
+        }
+    }
 }
 
 /// What the observation needs from a response head.
@@ -451,12 +474,13 @@ impl Observation {
         };
     }
 
-    /// Response headers arrived: choose how to read the body.
+    /// Response headers arrived: choose how to read the body (`bounds`:
+    /// `None` when it is not read at all).
     pub(crate) fn on_response(
         &mut self,
         meta: ResponseMeta<'_>,
         gemini_stream: bool,
-        parse_limit: usize,
+        bounds: Option<&ParseBounds>,
     ) {
         let status = meta.status;
         self.status = status;
@@ -469,12 +493,13 @@ impl Observation {
             .content_type
             .is_some_and(|v| v.starts_with(b"application/vnd.amazon.eventstream"));
         self.streaming = sse || gemini_stream || event_stream;
-        let Some(dialect) = self.base.dialect else {
+        let (Some(dialect), Some(bounds)) = (self.base.dialect, bounds) else {
             return;
         };
         if !(200..300).contains(&status) {
             return;
         }
+        let parse_limit = bounds.limit;
         // Whole JSON bodies are decoded (bounded) on the copy once they
         // end; a compressed stream (Anthropic gzips SSE for clients that
         // accept it) is decoded piece by piece ahead of its parser.
@@ -525,10 +550,16 @@ impl Observation {
         } else {
             let hint = meta
                 .content_length
-                .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+                .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX))
+                .min(parse_limit);
+            let mut held = bounds.copies.hold();
+            if held.cover(hint).is_err() {
+                return self.no_room();
+            }
             Parse::Buffer {
-                buf: Vec::with_capacity(hint.min(parse_limit)),
+                buf: Vec::with_capacity(hint),
                 limit: parse_limit,
+                held,
                 codings,
             }
         };
@@ -591,6 +622,18 @@ impl Observation {
         self.over_limit = true;
     }
 
+    /// The copies held at once (`max_buffered_response_bytes`) leave no
+    /// room for this one: the response passes whole, unread (its copy
+    /// freed), counted as `no_room`, and the request's calls are marked as
+    /// possibly incomplete.
+    fn no_room(&mut self) {
+        self.sinks.metrics.emit(UnparsedResponse {
+            reason: UnparsedReason::NoRoom,
+        });
+        self.parse = Parse::Skip;
+        self.over_limit = true;
+    }
+
     /// The stream is not valid in its coding:
     /// it is not read further.
     fn undecodable(&mut self) {
@@ -606,16 +649,28 @@ impl Observation {
         let outcome = match &mut self.parse {
             Parse::Skip => return,
             Parse::Stream(parser) => guard(|| parser.feed(chunk)),
-            Parse::Buffer { buf, limit, .. } => {
-                if buf.len() + chunk.len() > *limit {
+            Parse::Buffer {
+                buf, limit, held, ..
+            } => {
+                let need = buf.len() + chunk.len();
+                if need > *limit {
                     self.sinks.metrics.emit(UnparsedResponse {
                         reason: UnparsedReason::TooLarge,
                     });
                     self.parse = Parse::Skip;
                     self.over_limit = true;
-                } else {
-                    buf.extend_from_slice(chunk);
+                    return;
                 }
+                // The copy's capacity is what it holds: grown as a `Vec`
+                // grows (doubling, within the limit), and covered first.
+                if need > buf.capacity() {
+                    let capacity = need.max(buf.capacity().saturating_mul(2)).min(*limit);
+                    if held.cover(capacity).is_err() {
+                        return self.no_room();
+                    }
+                    buf.reserve_exact(capacity - buf.len());
+                }
+                buf.extend_from_slice(chunk);
                 return;
             }
         };

@@ -7,7 +7,7 @@ use std::time::Duration;
 use toolwarden_store::{RequestRecord, ToolCallRecord};
 use toolwarden_wire::Dialect;
 
-use super::{Observation, RequestBase, ResponseMeta, Sinks};
+use super::{Observation, ParseBounds, RequestBase, ResponseMeta, Sinks};
 use crate::metrics::Metrics;
 use crate::recorder::{Observer, Recorder, RecorderOptions};
 use crate::routes::Provider;
@@ -130,7 +130,7 @@ async fn a_compressed_stream_decoded_past_its_limit_marks_the_calls_incomplete()
             content_length: None,
         },
         false,
-        1 << 20,
+        Some(&ParseBounds::new(1 << 20, usize::MAX)),
     );
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     let start = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n";
@@ -166,6 +166,85 @@ async fn a_compressed_stream_decoded_past_its_limit_marks_the_calls_incomplete()
     );
 }
 
+/// An Anthropic (non-streaming) answer with one `tool_use` call, padded
+/// with `pad` bytes of text.
+fn answer_with_call(id: &str, pad: usize) -> String {
+    format!(
+        "{{\"id\":\"msg_{id}\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\
+         \"content\":[{{\"type\":\"text\",\"text\":\"{}\"}},\
+         {{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"read\",\"input\":{{}}}}],\
+         \"stop_reason\":\"tool_use\",\"usage\":{{\"input_tokens\":1,\"output_tokens\":1}}}}",
+        "x".repeat(pad)
+    )
+}
+
+/// A whole JSON answer copied for parsing holds its copy's capacity of
+/// `max_buffered_response_bytes` until it has been read; one whose copy
+/// finds no room (another answer's copy holds it) passes unread: counted
+/// `no_room`, its request marked `calls_incomplete`, its copy freed at once.
+#[tokio::test]
+async fn a_copy_with_no_room_is_not_made_and_counted() {
+    let Harness {
+        recorded,
+        recorder,
+        metrics,
+        sinks,
+    } = Harness::start();
+    let bounds = ParseBounds::new(1 << 20, 16 * 1024);
+    let meta = ResponseMeta {
+        status: 200,
+        content_type: Some(b"application/json"),
+        content_encoding: None,
+        content_length: None,
+    };
+    let first = answer_with_call("toolu_first", 10_000);
+    let second = answer_with_call("toolu_second", 10_000);
+    let mut a = Observation::new(sinks.clone(), base());
+    a.on_response(meta, false, Some(&bounds));
+    a.feed(first.as_bytes());
+    let held = bounds.copies.held_bytes();
+    assert!((10 << 10..=16 << 10).contains(&held), "{held}");
+
+    let mut b = Observation::new(sinks.clone(), base());
+    b.on_response(meta, false, Some(&bounds));
+    for piece in second.as_bytes().chunks(4096) {
+        b.feed(piece);
+    }
+    assert_eq!(
+        bounds.copies.held_bytes(),
+        held,
+        "the refused copy holds nothing"
+    );
+    assert_eq!(bounds.copies.refused(), 1);
+    b.finish();
+    a.finish();
+    sinks.settle(Duration::from_secs(5)).await;
+    recorder.shutdown().await;
+    assert_eq!(bounds.copies.held_bytes(), 0, "given back once read");
+
+    let mut requests = recorded
+        .requests
+        .lock()
+        .map(|v| v.clone())
+        .unwrap_or_default();
+    requests.sort_unstable();
+    assert_eq!(
+        requests,
+        [false, true],
+        "the refused one marked calls_incomplete"
+    );
+    let calls = recorded.calls.lock().map(|v| v.clone()).unwrap_or_default();
+    assert_eq!(calls, ["toolu_first"]);
+    assert_eq!(
+        metrics.counter("toolwarden_unparsed_responses_total", &["no_room"]),
+        1
+    );
+    assert_eq!(
+        metrics.counter("toolwarden_unparsed_responses_total", &["too_large"]),
+        0
+    );
+}
+
 /// A Responses stream whose `response.completed` is larger than the SSE
 /// event cap (several generated images): its call, read from
 /// `response.output_item.done`, is recorded; the request is not an error
@@ -196,7 +275,7 @@ async fn a_final_event_over_the_sse_cap_is_no_error() {
             content_length: None,
         },
         false,
-        32 << 20,
+        Some(&ParseBounds::new(32 << 20, usize::MAX)),
     );
     let call = r#"{"type":"function_call","id":"fc_1","call_id":"call_1","name":"ls","arguments":"{}","status":"completed"}"#;
     observation.feed(

@@ -277,7 +277,7 @@ pub(crate) async fn handle(
     observation.on_response(
         ResponseMeta::from_headers(parts.status.as_u16(), &parts.headers),
         route.gemini_stream,
-        shared.config.response_parse_limit,
+        Some(&shared.parse_bounds),
     );
     // A stream that breaks can end with the dialect's error event when it
     // is an SSE stream whose length is not fixed and which is not

@@ -419,7 +419,7 @@ impl Upgrade {
                     upstream_headers,
                 ),
                 false,
-                0,
+                None,
             );
             observation.finish();
         }
@@ -534,7 +534,7 @@ async fn refused(
     observation.on_response(
         ResponseMeta::from_headers(parts.status.as_u16(), &parts.headers),
         false,
-        0,
+        None,
     );
     let body = refusal_body(body, limit, REFUSAL_BODY_WAIT).await;
     observation.finish();

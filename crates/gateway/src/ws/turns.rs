@@ -400,7 +400,7 @@ impl Turns {
                 content_length: None,
             },
             false,
-            self.shared.config.response_parse_limit,
+            Some(&self.shared.parse_bounds),
         );
         observation.first_event(false);
     }

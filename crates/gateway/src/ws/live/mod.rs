@@ -380,7 +380,7 @@ impl Live {
                         ..ResponseMeta::default()
                     },
                     false,
-                    0,
+                    None,
                 );
                 observation.provider_failed(&text);
                 observation.finish();
@@ -445,7 +445,7 @@ impl Live {
                 content_length: None,
             },
             false,
-            self.shared.config.response_parse_limit,
+            Some(&self.shared.parse_bounds),
         );
         if self.open.len() >= MAX_OPEN
             && let Some(mut oldest) = self.open.pop_front()
