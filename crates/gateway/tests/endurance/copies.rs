@@ -30,7 +30,11 @@ async fn stalling_upstream(
         let mut release = Some(release);
         while let Ok((mut s, _)) = listener.accept().await {
             let stall = release.take();
-            let body = if stall.is_some() { first.clone() } else { others.clone() };
+            let body = if stall.is_some() {
+                first.clone()
+            } else {
+                others.clone()
+            };
             tokio::spawn(async move {
                 let mut buf = vec![0u8; 65536];
                 let _ = s.read(&mut buf).await;
@@ -63,7 +67,11 @@ async fn exchange(addr: std::net::SocketAddr, session: &str) -> (u16, String) {
         .expect("answered")
         .unwrap();
     let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
     let body = text[text.find("\r\n\r\n").map_or(text.len(), |i| i + 4)..].to_string();
     (status, body)
 }
@@ -135,7 +143,11 @@ async fn answers_past_the_copies_bound_pass_unread_and_counted() {
     let calls = |id: &str| {
         format!("SELECT COUNT(*) FROM tool_calls WHERE call_id = '{id}' AND call_index IS NOT NULL")
     };
-    assert_eq!(count(&url, &calls("toolu_held")).await, 1, "read once whole");
+    assert_eq!(
+        count(&url, &calls("toolu_held")).await,
+        1,
+        "read once whole"
+    );
     assert_eq!(count(&url, &calls("toolu_other")).await, 0, "not read");
     let incomplete = "SELECT COUNT(*) FROM requests WHERE calls_incomplete = 1";
     assert_eq!(count(&url, incomplete).await, 1);
