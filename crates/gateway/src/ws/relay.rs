@@ -33,7 +33,7 @@ const SHUTTING_DOWN: &str = "the gateway is shutting down";
 
 /// The reason given with the close (1013) of a client whose message the
 /// bound on request bodies held at once has no room for.
-const NO_ROOM: &str = "max_buffered_request_bytes are held: try again later";
+pub(super) const NO_ROOM: &str = "max_buffered_request_bytes are held: try again later";
 
 /// How long the relay waits on a side.
 #[derive(Debug, Clone, Copy)]

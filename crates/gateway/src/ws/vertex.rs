@@ -59,6 +59,9 @@ enum First {
     Gone { closed: bool },
     /// The gateway is stopping.
     Stopping,
+    /// The first message found no room under `max_buffered_request_bytes`
+    /// ([`super::metered`]).
+    Refused,
 }
 
 /// Whether an upgrade's upstream waits for its first message: a Vertex AI
@@ -80,7 +83,7 @@ pub(super) async fn run<C>(
     C: AsyncRead + AsyncWrite + Unpin,
 {
     let config = &up.shared.config;
-    let first = first_message(&mut client, config.client_head_timeout, &stopping).await;
+    let first = first_message(&mut client, &meter, config.client_head_timeout, &stopping).await;
     let first = match first {
         First::Message(frame) => Some(frame),
         First::TimedOut => None,
@@ -93,6 +96,11 @@ pub(super) async fn run<C>(
         First::Stopping => {
             let reason = "the gateway is shutting down";
             relay::close(&mut client, (CloseCode::Away, reason), config.ws_close_wait).await;
+            return;
+        }
+        First::Refused => {
+            let again = (CloseCode::Again, relay::NO_ROOM);
+            relay::close(&mut client, again, config.ws_close_wait).await;
             return;
         }
     };
@@ -203,6 +211,7 @@ fn upstream_of(
 /// answered meanwhile.
 async fn first_message<C>(
     client: &mut WebSocket<C>,
+    meter: &Meter,
     wait: std::time::Duration,
     stopping: &Stopping,
 ) -> First
@@ -235,6 +244,7 @@ where
     tokio::select! {
         biased;
         () = raised(&mut shutdown) => First::Stopping,
+        () = meter.refused() => First::Refused,
         first = tokio::time::timeout(wait, read) => first.unwrap_or(First::TimedOut),
     }
 }

@@ -128,10 +128,15 @@ impl Raw {
     /// Upgrade with these extra header lines (`"name: value"`); returns the
     /// answer's head and the connection (whatever the status).
     pub async fn connect(base: &str, extra: &[&str]) -> Raw {
+        Raw::connect_path(base, "/v1/responses", extra).await
+    }
+
+    /// As [`Raw::connect`], to `path`.
+    pub async fn connect_path(base: &str, path: &str, extra: &[&str]) -> Raw {
         let addr = base.trim_start_matches("http://");
         let mut tcp = TcpStream::connect(addr).await.expect("tcp connect");
         let mut head = format!(
-            "GET /v1/responses HTTP/1.1\r\nhost: {addr}\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nauthorization: Bearer sk-test\r\n"
+            "GET {path} HTTP/1.1\r\nhost: {addr}\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nauthorization: Bearer sk-test\r\n"
         );
         for line in extra {
             head.push_str(line);

@@ -322,6 +322,44 @@ async fn a_refusal_in_an_unrelayed_transfer_coding_is_not_read() {
     assert_eq!(status(&m, "403"), 0.0, "{m}");
 }
 
+/// A first message with no room under `max_buffered_request_bytes` (a
+/// socket's half-sent first message holds it) closes its client with 1013
+/// naming the setting, at once (not when the first message's wait ends),
+/// and opens no upstream.
+#[tokio::test]
+async fn a_first_message_with_no_room_is_refused_before_any_upstream() {
+    let (h, wire, _dir) = located(live_script(), |c| {
+        c.ws_max_message_bytes = 64 << 10;
+        c.max_buffered_request_bytes = 64 << 10;
+    })
+    .await;
+    let mut holding = crate::ws::client::Raw::connect_path(&h.gw(), VERTEX_LIVE, &[]).await;
+    assert!(holding.head.starts_with("HTTP/1.1 101"), "{}", holding.head);
+    let whole = crate::ws::client::Raw::encode(0x81, &vec![b' '; 60 << 10]);
+    tokio::io::AsyncWriteExt::write_all(&mut holding.tcp, &whole[..50 << 10])
+        .await
+        .expect("write");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let mut ws = connect_path(&h.gw(), VERTEX_LIVE, &[], false)
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    ws.send(Frame::text(vec![b'{'; 30 << 10]))
+        .await
+        .expect("send");
+    let (code, reason) = closed_with(&mut ws).await;
+    assert_eq!(code, Some(1013), "{reason}");
+    assert!(reason.contains("max_buffered_request_bytes"), "{reason}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(wire.lock().unwrap().hosts.is_empty(), "no upstream opened");
+    drop(holding);
+}
+
 #[tokio::test]
 async fn a_socket_waiting_for_its_first_message_is_closed_going_away_on_shutdown() {
     let (mut h, wire, _dir) = located(live_script(), |_| {}).await;
