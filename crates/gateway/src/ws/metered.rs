@@ -172,7 +172,8 @@ impl Meter {
         }
     }
 
-    /// Resolves once the socket has been refused (at once if it was).
+    /// Resolves once a read has refused the socket (at once if one has;
+    /// a message refused by [`Meter::message`] is its caller's to act on).
     pub(crate) async fn refused(&self) {
         self.refusal.notified().await;
     }
