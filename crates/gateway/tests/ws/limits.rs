@@ -16,8 +16,8 @@ use crate::e2e::support::Harness;
 
 const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
 
-/// The status line a new connection gets for `GET /healthz`.
-async fn healthz_status(gw: &str) -> String {
+/// What a new connection gets for `GET /healthz`, as far as it was read.
+async fn healthz(gw: &str) -> String {
     let addr = gw.trim_start_matches("http://");
     let mut s = TcpStream::connect(addr).await.expect("connect");
     s.write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")
@@ -28,7 +28,12 @@ async fn healthz_status(gw: &str) -> String {
         .await
         .expect("an answer")
         .ok();
-    let text = String::from_utf8_lossy(&reply);
+    String::from_utf8_lossy(&reply).into_owned()
+}
+
+/// The status line a new connection gets for `GET /healthz`.
+async fn healthz_status(gw: &str) -> String {
+    let text = healthz(gw).await;
     text.lines().next().unwrap_or_default().to_string()
 }
 
@@ -63,17 +68,7 @@ async fn an_open_websocket_keeps_its_connection_slot() {
 
 /// `request_bodies` of `/healthz`.
 async fn request_bodies(gw: &str) -> serde_json::Value {
-    let addr = gw.trim_start_matches("http://");
-    let mut s = TcpStream::connect(addr).await.expect("connect");
-    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")
-        .await
-        .expect("write");
-    let mut reply = Vec::new();
-    tokio::time::timeout(Duration::from_secs(3), s.read_to_end(&mut reply))
-        .await
-        .expect("an answer")
-        .expect("read");
-    let text = String::from_utf8_lossy(&reply);
+    let text = healthz(gw).await;
     let body = text.split("\r\n\r\n").nth(1).unwrap_or_default();
     let json: serde_json::Value = serde_json::from_str(body).expect("healthz json");
     json["request_bodies"].clone()
