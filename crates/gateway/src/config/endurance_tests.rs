@@ -173,6 +173,7 @@ fn the_buffered_bounds_are_set_and_not_below_the_largest_body_message_or_copy() 
     );
     let err = env(&[
         ("TOOLWARDEN_RESPONSE_PARSE_LIMIT", "4096"),
+        ("TOOLWARDEN_WS_MAX_MESSAGE_BYTES", "2048"),
         ("TOOLWARDEN_MAX_BUFFERED_RESPONSE_BYTES", "2048"),
     ])
     .validate()
@@ -182,8 +183,22 @@ fn the_buffered_bounds_are_set_and_not_below_the_largest_body_message_or_copy() 
         err.contains("max_buffered_response_bytes 2048: at least response_parse_limit (4096)"),
         "{err}"
     );
+    let err = env(&[
+        ("TOOLWARDEN_RESPONSE_PARSE_LIMIT", "2048"),
+        ("TOOLWARDEN_WS_MAX_MESSAGE_BYTES", "4096"),
+        ("TOOLWARDEN_MAX_BUFFERED_REQUEST_BYTES", "4096"),
+        ("TOOLWARDEN_MAX_BUFFERED_RESPONSE_BYTES", "3072"),
+    ])
+    .validate()
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("max_buffered_response_bytes 3072: at least ws_max_message_bytes (4096)"),
+        "{err}"
+    );
     let config = env(&[
         ("TOOLWARDEN_RESPONSE_PARSE_LIMIT", "4096"),
+        ("TOOLWARDEN_WS_MAX_MESSAGE_BYTES", "4096"),
         ("TOOLWARDEN_MAX_BUFFERED_RESPONSE_BYTES", "4096"),
     ])
     .validate()

@@ -217,7 +217,7 @@ settings! {
     max_buffered_request_bytes: u64 = "1073741824";
     /// Largest non-streaming response body copied for parsing, and most a stream's parse keeps of its tool calls and arguments, bytes (the response always passes whole; past it, counted as `too_large`).
     response_parse_limit: u64 = "33554432";
-    /// Response bodies copied for parsing held in memory at once, over all connections and workers, bytes (at least `response_parse_limit`), counted as the copies grow and given back once each is read; a copy with no room is not made (the response passes whole, its calls unread: counted as `no_room`, the request marked `calls_incomplete`).
+    /// Response bodies copied for parsing held in memory at once, over all connections and workers, bytes (at least `response_parse_limit` and `ws_max_message_bytes`), counted as the copies grow and given back once each is read; a copy with no room is not made (the response passes whole, its calls unread: counted as `no_room`, the request marked `calls_incomplete`). Upstream WebSocket messages count too, each until it has been relayed and read; one with no room closes the client with 1013 and the upstream with 1001.
     max_buffered_response_bytes: u64 = "1073741824";
     /// Proxy worker threads, each with its own event loop and upstream connection pool, client connections spread evenly over them; 0 = the default: one per CPU, less one when recording to a database (that CPU is the recorder's and the database writer's), at least one.
     workers: u64 = "one per CPU, less one when recording to a database";

@@ -392,6 +392,13 @@ impl RawConfig {
                  ever read"
             ));
         }
+        if max_buffered_response_bytes < ws_max_message_bytes {
+            problems.push(format!(
+                "max_buffered_response_bytes {max_buffered_response_bytes}: at least \
+                 ws_max_message_bytes ({ws_max_message_bytes}), or no upstream WebSocket message \
+                 of that size is ever read"
+            ));
+        }
         if max_buffered_request_bytes < ws_max_message_bytes {
             problems.push(format!(
                 "max_buffered_request_bytes {max_buffered_request_bytes}: at least \

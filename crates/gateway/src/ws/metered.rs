@@ -1,20 +1,22 @@
-//! A client socket's messages under the bound on request bodies held at
-//! once (`max_buffered_request_bytes`, [`crate::limits::body_budget`]),
-//! as HTTP bodies are. The WebSocket library assembles a message before the
-//! relay sees it, so the bytes are counted where they come in: the client's
-//! connection is wrapped ([`Metered`]), and every byte read from it is held
-//! until the relay has sent the message on ([`Meter::settle`]), with the
-//! message's own size when it inflated to more ([`Meter::message`]). The
-//! count is to a read: bytes of the next message read with the end of one
-//! are given back with it.
+//! A socket's messages under a bound on what is held at once, as HTTP
+//! bodies are ([`crate::limits::body_budget`]): a client's under
+//! `max_buffered_request_bytes`, an upstream's under
+//! `max_buffered_response_bytes`. The WebSocket library assembles a message
+//! before the relay sees it, so the bytes are counted where they come in:
+//! the connection is wrapped ([`Metered`]), and every byte read from it is
+//! held until the relay is done with the messages read ([`Meter::settle`]:
+//! a client's sent on, an upstream's sent on and read for the records),
+//! with the messages' own size when they inflated to more
+//! ([`Meter::message`]). The count is to a read: bytes of the next message
+//! read with the end of one are given back with it.
 //!
 //! A read the bound has no room for refuses the socket: the read's bytes
 //! are dropped, the library sees no more (so its partial message grows no
 //! further), [`Meter::refused`] wakes the relay, which closes the client
-//! with 1013 (try again later), and every byte the client sends after that
-//! is read and dropped until it closes or the close's wait ends, so the
-//! close is not lost to a reset. A refused socket's bytes are given back
-//! at once ([`Meter::refuse`]).
+//! with 1013 (try again later), and every byte the refused side sends after
+//! that is read and dropped until it closes or the close's wait ends, so
+//! the close is not lost to a reset. A refused socket's bytes are given
+//! back at once ([`Meter::refuse`]).
 
 use std::{
     future::Future,
@@ -38,7 +40,7 @@ use crate::limits::body_budget::{BodyBudget, Held, NoRoom};
 /// Reads of a refused socket's bytes dropped in one poll before it yields.
 const DRAIN_READS: usize = 64;
 
-/// What one client socket holds of the bound.
+/// What one socket holds of its bound.
 #[derive(Debug)]
 pub(crate) struct Meter {
     budget: Arc<BodyBudget>,
@@ -50,24 +52,27 @@ pub(crate) struct Meter {
 #[derive(Debug)]
 struct State {
     held: Held,
-    /// Bytes read since the last message was settled.
+    /// Bytes read since the last settlement.
     read: usize,
+    /// The messages' sizes since the last settlement.
+    messages: usize,
     refused: bool,
 }
 
-/// A client connection whose reads are held by its [`Meter`].
+/// A connection whose reads are held by its [`Meter`].
 #[derive(Debug)]
 pub(crate) struct Metered<S> {
     io: S,
     meter: Arc<Meter>,
 }
 
-/// A client's socket once upgraded: its connection metered.
-pub(crate) type ClientSocket = WebSocket<Metered<TokioIo<Upgraded>>>;
+/// A socket once upgraded (the client's or the upstream's): its
+/// connection metered.
+pub(crate) type MeteredSocket = WebSocket<Metered<TokioIo<Upgraded>>>;
 
 /// The client's socket and its meter, once hyper hands the connection over.
 pub(crate) type Upgrading =
-    Pin<Box<dyn Future<Output = Result<(ClientSocket, Arc<Meter>), WebSocketError>> + Send>>;
+    Pin<Box<dyn Future<Output = Result<(MeteredSocket, Arc<Meter>), WebSocketError>> + Send>>;
 
 /// Accept a client's upgrade as `yawc::WebSocket::upgrade_with_options`
 /// does (the same answer: `101`, the key's accept, the extensions agreed),
@@ -116,6 +121,7 @@ impl Meter {
             state: Mutex::new(State {
                 held: budget.hold(),
                 read: 0,
+                messages: 0,
                 refused: false,
             }),
             refusal: Notify::new(),
@@ -142,11 +148,13 @@ impl Meter {
     }
 
     /// A whole message of `len` bytes (inflated, for a compressed one) is
-    /// held until it is settled; `Err` (and the socket refused) when the
-    /// bound has no room for it.
+    /// held, with the others read since the last settlement, until they
+    /// are settled; `Err` (and the socket refused) when the bound has no
+    /// room for them.
     pub(crate) fn message(&self, len: usize) -> Result<(), NoRoom> {
         let mut state = self.state();
-        let want = len.max(state.read);
+        state.messages = state.messages.saturating_add(len);
+        let want = state.messages.max(state.read);
         let covered = state.held.cover(want);
         if covered.is_err() {
             self.refuse(&mut state);
@@ -163,12 +171,14 @@ impl Meter {
         state.held = self.budget.hold();
     }
 
-    /// The message read is sent on: what the socket held is given back.
+    /// The messages read are done with: what the socket held is given
+    /// back.
     pub(crate) fn settle(&self) {
         let mut state = self.state();
         if !state.refused {
             state.held = self.budget.hold();
             state.read = 0;
+            state.messages = 0;
         }
     }
 
@@ -287,6 +297,8 @@ mod tests {
         assert_eq!(budget.held_bytes(), 3 * 1024);
         meter.message(5000).expect("room for the inflated message");
         assert_eq!(budget.held_bytes(), 5 * 1024);
+        meter.message(1000).expect("room for another");
+        assert_eq!(budget.held_bytes(), 6 * 1024, "both messages held");
         meter.settle();
         assert_eq!(budget.held_bytes(), 0);
 

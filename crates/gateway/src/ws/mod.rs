@@ -33,7 +33,8 @@
 //!
 //! Faults: an oversize message (`ws_max_message_bytes`) closes its sender
 //! with 1009 and the other side with 1009; a client message the bound on
-//! request bodies held at once has no room for closes the client with
+//! request bodies held at once has no room for, or an upstream message the
+//! bound on responses held at once has none for, closes the client with
 //! 1013 and the upstream with 1001 ([`metered`]); bad frames or deflate data get
 //! the library's answer, and the other side is closed with 1011 (1001 when
 //! a peer went away or its connection failed, which is how the library
@@ -326,11 +327,11 @@ pub(crate) async fn handle(
     copy_upstream_headers(&opened.headers, &mut parts.headers);
     let waits = up.waits();
     let turns = up.accepted(&opened.headers);
-    let upstream_ws = opened.socket;
+    let upstream_ws = (opened.socket, opened.meter);
     tokio::spawn(async move {
         match client_ws.await {
-            Ok((client, meter)) => {
-                relay::run((client, meter), upstream_ws, turns, stopping, waits, None).await;
+            Ok(client) => {
+                relay::run(client, upstream_ws, turns, stopping, waits, None).await;
             }
             Err(e) => tracing::debug!(error = %e, "the client's websocket upgrade failed"),
         }
@@ -364,11 +365,11 @@ impl Upgrade {
         let head = upstream_head(self, upstream).await;
         upstream::open(
             &self.pool,
-            upstream,
-            &self.target,
+            (upstream, &self.target),
             &head,
             options(&self.shared, self.deflate),
             self.shared.config.first_byte_timeout,
+            &self.shared.parse_bounds.copies,
         )
         .await
     }

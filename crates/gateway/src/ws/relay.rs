@@ -33,7 +33,12 @@ const SHUTTING_DOWN: &str = "the gateway is shutting down";
 
 /// The reason given with the close (1013) of a client whose message the
 /// bound on request bodies held at once has no room for.
-pub(super) const NO_ROOM: &str = "max_buffered_request_bytes are held: try again later";
+pub(super) const NO_ROOM_FOR_REQUESTS: &str =
+    "max_buffered_request_bytes are held: try again later";
+
+/// The reason given with the close (1013) of a client whose upstream's
+/// message the bound on responses held at once has no room for.
+const NO_ROOM_FOR_RESPONSES: &str = "max_buffered_response_bytes are held: try again later";
 
 /// How long the relay waits on a side.
 #[derive(Debug, Clone, Copy)]
@@ -71,20 +76,22 @@ enum End {
     /// The gateway is stopping (and no turn is open, or the grace period
     /// is over).
     Stopping,
-    /// A client message the bound on request bodies held at once
-    /// (`max_buffered_request_bytes`) has no room for ([`Meter`]).
-    Refused,
+    /// A message from `side` its bound has no room for ([`Meter`]): a
+    /// client's, `max_buffered_request_bytes`; an upstream's,
+    /// `max_buffered_response_bytes`.
+    Refused(Side),
 }
 
 /// Relay until one side ends, then close the other; a write either side
 /// leaves waiting for `waits.stall` ends it too. `first`: a client message
 /// already read (a Vertex AI Live socket's, read to find its upstream),
-/// sent and read for the records before any other. `meter` holds the
-/// client's bytes against the bound on request bodies until each message
-/// is sent on.
+/// sent and read for the records before any other. Each side's meter
+/// holds its bytes against its bound: the client's (request bodies) until
+/// each message is sent on, the upstream's (responses) until its messages
+/// are sent on and read for the records.
 pub(crate) async fn run<C, U>(
     (mut client, meter): (WebSocket<C>, Arc<Meter>),
-    mut upstream: WebSocket<U>,
+    (mut upstream, upstream_meter): (WebSocket<U>, Arc<Meter>),
     mut turns: Turns,
     stopping: Stopping,
     waits: Waits,
@@ -111,11 +118,12 @@ pub(crate) async fn run<C, U>(
     let shutdown = raised(&mut shutdown_flag);
     let force = raised(&mut force_flag);
     let refused = meter.refused();
-    tokio::pin!(shutdown, force, refused);
+    let upstream_refused = upstream_meter.refused();
+    tokio::pin!(shutdown, force, refused, upstream_refused);
     let end = 'relay: {
         if let Some(frame) = first {
             if meter.message(frame.payload().len()).is_err() {
-                break 'relay End::Refused;
+                break 'relay End::Refused(Side::Client);
             }
             let bound = Bound {
                 stall,
@@ -129,7 +137,7 @@ pub(crate) async fn run<C, U>(
         }
         loop {
             if draining {
-                read_relayed(&mut turns, &mut relayed);
+                read_relayed(&mut turns, &mut relayed, &upstream_meter);
                 if turns.idle() {
                     break End::Stopping;
                 }
@@ -138,20 +146,22 @@ pub(crate) async fn run<C, U>(
                 biased;
                 () = &mut force, if draining => break End::Stopping,
                 () = &mut shutdown, if !draining => draining = true,
-                () = &mut refused => break End::Refused,
+                () = &mut refused => break End::Refused(Side::Client),
+                () = &mut upstream_refused => break End::Refused(Side::Upstream),
                 frame = upstream.next_frame() => {
                     let bound = Bound { stall, close_wait, force: force.as_mut() };
-                    if let Some(end) = from_upstream(frame, &mut upstream, &mut client, (&mut relayed, read_binary, &turns), bound).await {
+                    let reading = (&mut relayed, read_binary, &turns, &*upstream_meter);
+                    if let Some(end) = from_upstream(frame, &mut upstream, &mut client, reading, bound).await {
                         break end;
                     }
-                    if relayed.len() >= BATCH {
-                        read_relayed(&mut turns, &mut relayed);
+                    if relayed.len() >= BATCH || relayed.is_empty() {
+                        read_relayed(&mut turns, &mut relayed, &upstream_meter);
                     }
                 }
                 frame = client.next_frame() => {
                     // The events relayed so far come before this message in
                     // the records.
-                    read_relayed(&mut turns, &mut relayed);
+                    read_relayed(&mut turns, &mut relayed, &upstream_meter);
                     match frame {
                         Ok(frame) if frame.opcode() == OpCode::Ping => {
                             // The library has queued the pong: written now
@@ -170,7 +180,7 @@ pub(crate) async fn run<C, U>(
                         }
                         Ok(frame) => {
                             if meter.message(frame.payload().len()).is_err() {
-                                break End::Refused;
+                                break End::Refused(Side::Client);
                             }
                             let bound = Bound { stall, close_wait, force: force.as_mut() };
                             if let Some(end) = from_client(frame, &mut upstream, &mut turns, bound).await {
@@ -187,12 +197,12 @@ pub(crate) async fn run<C, U>(
                 // for the records, so an event that came meanwhile is
                 // relayed first, not after the parse.
                 () = tokio::task::yield_now(), if !relayed.is_empty() => {
-                    read_relayed(&mut turns, &mut relayed);
+                    read_relayed(&mut turns, &mut relayed, &upstream_meter);
                 }
             }
         }
     };
-    read_relayed(&mut turns, &mut relayed);
+    read_relayed(&mut turns, &mut relayed, &upstream_meter);
     tracing::debug!(?end, "websocket ended");
     match end {
         End::Stopping => {
@@ -230,19 +240,35 @@ pub(crate) async fn run<C, U>(
             tokio::join!(finish_closed(&mut client, close_wait), upstream_side);
             turns.close("the client closed the websocket before the response finished");
         }
-        End::Refused => {
-            // The client is told to try again (its bytes are dropped
-            // meanwhile, `Metered`, so the close is not lost to a reset)
-            // and the upstream goes away, both at once.
-            let away = Frame::close(CloseCode::Away, "the client's message was refused");
+        End::Refused(side) => {
+            // The client is told to try again and the upstream goes away,
+            // both at once (the refused side's bytes are dropped meanwhile,
+            // `Metered`, so its close is not lost to a reset).
+            let (no_room, away, why) = match side {
+                Side::Client => (
+                    NO_ROOM_FOR_REQUESTS,
+                    "the client's message was refused",
+                    "the client's message was refused: max_buffered_request_bytes are held",
+                ),
+                Side::Upstream => (
+                    NO_ROOM_FOR_RESPONSES,
+                    "the upstream's message was refused",
+                    "the upstream's message was refused: max_buffered_response_bytes are held",
+                ),
+            };
             tokio::join!(
-                close(&mut client, (CloseCode::Again, NO_ROOM), close_wait),
+                close(&mut client, (CloseCode::Again, no_room), close_wait),
                 async {
-                    send_close(&mut upstream, away, close_wait).await;
+                    send_close(
+                        &mut upstream,
+                        Frame::close(CloseCode::Away, away),
+                        close_wait,
+                    )
+                    .await;
                     finish_closing(&mut upstream, Some(&mut turns), close_wait).await;
                 }
             );
-            turns.close("the client's message was refused: max_buffered_request_bytes are held");
+            turns.close(why);
         }
         End::UpstreamClosed => {
             // The upstream is answered at once too, not after the client's
@@ -370,8 +396,8 @@ struct Bound<'a, F> {
 /// read in (at most [`BATCH`]), each written to the client, one flush for
 /// them all; their payloads (text, and binary when `read_binary`) are
 /// left in `relayed`, to be read for the records (in order) once neither
-/// side has more (another binary one is counted by `turns` as it passes);
-/// a close is passed on and
+/// side has more (another binary one is counted by `turns` as it passes),
+/// and held by `meter` until then; a close is passed on and
 /// ends the loop. Each write (a message taken by the client's socket, the
 /// flush) is bounded by `bound` on its own: a client reading slowly
 /// through a batch of large messages is not cut off for the batch's total.
@@ -379,7 +405,7 @@ async fn from_upstream<C, U, F>(
     first: Result<Frame, WebSocketError>,
     upstream: &mut WebSocket<U>,
     client: &mut WebSocket<C>,
-    (relayed, read_binary, turns): (&mut Vec<Bytes>, bool, &Turns),
+    (relayed, read_binary, turns, meter): (&mut Vec<Bytes>, bool, &Turns, &Meter),
     mut bound: Bound<'_, F>,
 ) -> Option<End>
 where
@@ -395,7 +421,7 @@ where
                 let write = upstream_frame(
                     frame,
                     client,
-                    (relayed, read_binary, turns),
+                    (relayed, read_binary, turns, meter),
                     bound.close_wait,
                 );
                 within(write, Side::Client, bound.stall, bound.force.as_mut()).await
@@ -424,25 +450,33 @@ where
     end
 }
 
-/// The upstream messages relayed and not yet read, read for the records.
-fn read_relayed(turns: &mut Turns, relayed: &mut Vec<Bytes>) {
+/// The upstream messages relayed and not yet read, read for the records;
+/// then what the upstream's socket held is given back (`meter`).
+fn read_relayed(turns: &mut Turns, relayed: &mut Vec<Bytes>, meter: &Meter) {
     for payload in relayed.drain(..) {
         turns.event(&payload);
     }
+    meter.settle();
 }
 
 /// One upstream frame, written (not flushed) to the client; a text
 /// message's payload is kept in `relayed` for the records (a binary
 /// one's when `read_binary`; else `turns` counts it, [`Turns::server_binary`]).
+/// A message is held by `meter` first: with no room, the upstream is
+/// refused.
 async fn upstream_frame<C>(
     frame: Frame,
     client: &mut WebSocket<C>,
-    (relayed, read_binary, turns): (&mut Vec<Bytes>, bool, &Turns),
+    (relayed, read_binary, turns, meter): (&mut Vec<Bytes>, bool, &Turns, &Meter),
     close_wait: Duration,
 ) -> Option<End>
 where
     C: AsyncRead + AsyncWrite + Unpin,
 {
+    let message = matches!(frame.opcode(), OpCode::Text | OpCode::Binary);
+    if message && meter.message(frame.payload().len()).is_err() {
+        return Some(End::Refused(Side::Upstream));
+    }
     match frame.opcode() {
         OpCode::Text => {
             let payload = frame.into_payload();

@@ -1,7 +1,11 @@
 //! The upstream half of a WebSocket upgrade: a new connection (plain or
 //! TLS, [`Pool::connect`]), the client's upgrade request re-sent on it
 //! with a key of the gateway's, and the answer checked. A `101` gives the
-//! upstream socket; anything else is handed back for the client.
+//! upstream socket, its connection metered against the bound on responses
+//! held at once ([`super::metered`]); anything else is handed back for the
+//! client.
+
+use std::sync::Arc;
 
 use base64::Engine;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, header};
@@ -10,20 +14,21 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use sha1::{Digest, Sha1};
 
+use super::metered::{Meter, Metered, MeteredSocket};
 use crate::{
     errors::{ProxyError, ProxyErrorKind},
     h1::pool::Pool,
+    limits::body_budget::BodyBudget,
     proxy::headers,
     upstream_url::Upstream,
 };
 
-/// An upstream WebSocket after its `101`.
-pub(crate) type UpstreamSocket = yawc::WebSocket<TokioIo<hyper::upgrade::Upgraded>>;
-
 /// The upstream accepted the upgrade.
 pub(crate) struct Opened {
     /// The socket.
-    pub socket: UpstreamSocket,
+    pub socket: MeteredSocket,
+    /// What its messages hold of the bound on responses held at once.
+    pub meter: Arc<Meter>,
     /// Its `101` headers.
     pub headers: HeaderMap,
 }
@@ -49,14 +54,14 @@ const GUID: &[u8] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 /// Open the upstream socket for the client's upgrade request, whose
 /// headers are `client_head`, at `path_and_query` (the client's, a cloud
 /// route's prefix cut); its answer is awaited at most `answer_timeout`
-/// (the first-byte timeout).
+/// (the first-byte timeout). Its messages are held against `budget`.
 pub(crate) async fn open(
     pool: &Pool,
-    upstream: &Upstream,
-    path_and_query: &str,
+    (upstream, path_and_query): (&Upstream, &str),
     client_head: &HeaderMap,
     options: yawc::Options,
     answer_timeout: Option<std::time::Duration>,
+    budget: &Arc<BodyBudget>,
 ) -> Result<Opened, OpenError> {
     let host = upstream.host();
     let failed = |kind: ProxyErrorKind, detail: String| {
@@ -132,14 +137,19 @@ pub(crate) async fn open(
     let upgraded = hyper::upgrade::on(&mut response)
         .await
         .map_err(|e| failed(ProxyErrorKind::MidStream, e.to_string()))?;
+    let meter = Meter::new(budget);
     let socket = yawc::WebSocket::from_stream_with_extensions(
-        TokioIo::new(upgraded),
+        Metered::new(TokioIo::new(upgraded), meter.clone()),
         yawc::Role::Client,
         extensions.as_deref(),
         options,
     )
     .map_err(|e| failed(ProxyErrorKind::MidStream, e.to_string()))?;
-    Ok(Opened { socket, headers })
+    Ok(Opened {
+        socket,
+        meter,
+        headers,
+    })
 }
 
 /// The client's upgrade headers for the upstream: hop-by-hop ones, `host`

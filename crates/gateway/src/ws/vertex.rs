@@ -99,7 +99,7 @@ pub(super) async fn run<C>(
             return;
         }
         First::Refused => {
-            let again = (CloseCode::Again, relay::NO_ROOM);
+            let again = (CloseCode::Again, relay::NO_ROOM_FOR_REQUESTS);
             relay::close(&mut client, again, config.ws_close_wait).await;
             return;
         }
@@ -135,7 +135,7 @@ pub(super) async fn run<C>(
             let turns = up.accepted(&opened.headers);
             relay::run(
                 (client, meter),
-                opened.socket,
+                (opened.socket, opened.meter),
                 turns,
                 stopping,
                 waits,

@@ -167,27 +167,42 @@ impl Raw {
         self.tcp.write_all(&out).await.expect("write frame");
     }
 
-    /// One masked frame's bytes: `first` is the FIN/RSV/opcode byte.
+    /// One masked frame's bytes (a client's): `first` is the FIN/RSV/opcode
+    /// byte.
     pub fn encode(first: u8, payload: &[u8]) -> Vec<u8> {
+        Raw::encode_with(first, payload, Some([0x11, 0x22, 0x33, 0x44]))
+    }
+
+    /// One unmasked frame's bytes (a server's).
+    pub fn encode_unmasked(first: u8, payload: &[u8]) -> Vec<u8> {
+        Raw::encode_with(first, payload, None)
+    }
+
+    fn encode_with(first: u8, payload: &[u8], mask: Option<[u8; 4]>) -> Vec<u8> {
         let mut out = vec![first];
         let len = payload.len();
+        let masked = if mask.is_some() { 0x80 } else { 0 };
         if len < 126 {
-            out.push(0x80 | len as u8);
+            out.push(masked | len as u8);
         } else if len < 65536 {
-            out.push(0x80 | 126);
+            out.push(masked | 126);
             out.extend_from_slice(&(len as u16).to_be_bytes());
         } else {
-            out.push(0x80 | 127);
+            out.push(masked | 127);
             out.extend_from_slice(&(len as u64).to_be_bytes());
         }
-        let mask = [0x11u8, 0x22, 0x33, 0x44];
-        out.extend_from_slice(&mask);
-        out.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        match mask {
+            Some(mask) => {
+                out.extend_from_slice(&mask);
+                out.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+            }
+            None => out.extend_from_slice(payload),
+        }
         out
     }
 
-    /// Read one (unmasked, uncompressed) server frame: (opcode byte, payload);
-    /// `None` at EOF.
+    /// Read one uncompressed frame (a server's, or a client's, unmasked):
+    /// (opcode byte, payload); `None` at EOF.
     pub async fn read_frame(&mut self) -> Option<(u8, Vec<u8>)> {
         let read = async {
             let mut h = [0u8; 2];
@@ -205,8 +220,15 @@ impl Raw {
                 }
                 n => n as usize,
             };
+            let mut mask = [0u8; 4];
+            if h[1] & 0x80 != 0 {
+                self.tcp.read_exact(&mut mask).await.ok()?;
+            }
             let mut payload = vec![0u8; len];
             self.tcp.read_exact(&mut payload).await.ok()?;
+            for (i, b) in payload.iter_mut().enumerate() {
+                *b ^= mask[i % 4];
+            }
             Some((h[0], payload))
         };
         tokio::time::timeout(Duration::from_secs(10), read)

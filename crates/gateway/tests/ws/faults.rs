@@ -682,7 +682,7 @@ struct UpstreamSaw {
 
 /// The next connection to `listener`, its WebSocket upgrade accepted as a
 /// raw upstream does (no extension): the socket, past the `101`.
-async fn accept_upgrade(listener: &tokio::net::TcpListener) -> tokio::net::TcpStream {
+pub(super) async fn accept_upgrade(listener: &tokio::net::TcpListener) -> tokio::net::TcpStream {
     use base64::Engine;
     use sha1::Digest;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};

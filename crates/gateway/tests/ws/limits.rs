@@ -2,16 +2,19 @@
 //! `max_client_connections`: hyper's connection task ends when it hands the
 //! upgraded socket over, and the relay that outlives it holds the place
 //! until the socket closes. A client's messages are held against
-//! `max_buffered_request_bytes` as HTTP bodies are.
+//! `max_buffered_request_bytes` as HTTP bodies are, an upstream's against
+//! `max_buffered_response_bytes` as the response copies are.
 
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::sync::mpsc;
 use toolwarden_mock_provider::MockOptions;
 
 use super::client::{Raw, connect, turn};
+use super::faults::accept_upgrade;
 use crate::e2e::support::Harness;
 
 const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
@@ -66,27 +69,39 @@ async fn an_open_websocket_keeps_its_connection_slot() {
     h.finish().await;
 }
 
-/// `request_bodies` of `/healthz`.
-async fn request_bodies(gw: &str) -> serde_json::Value {
+/// `bound` of `/healthz` (`request_bodies`, `response_copies`).
+async fn held(gw: &str, bound: &str) -> serde_json::Value {
     let text = healthz(gw).await;
     let body = text.split("\r\n\r\n").nth(1).unwrap_or_default();
     let json: serde_json::Value = serde_json::from_str(body).expect("healthz json");
-    json["request_bodies"].clone()
+    json[bound].clone()
 }
 
-/// Waits until `/healthz`'s `held_bytes` is in `range`; the last value.
+/// `request_bodies` of `/healthz`.
+async fn request_bodies(gw: &str) -> serde_json::Value {
+    held(gw, "request_bodies").await
+}
+
+/// Waits until `/healthz`'s `held_bytes` of the request bodies is in
+/// `range`; the last value.
 async fn held_within(gw: &str, range: std::ops::RangeInclusive<u64>) -> u64 {
-    let mut held = 0;
+    bound_within(gw, "request_bodies", range).await
+}
+
+/// Waits until `/healthz`'s `held_bytes` of `bound` is in `range`; the
+/// last value.
+async fn bound_within(gw: &str, bound: &str, range: std::ops::RangeInclusive<u64>) -> u64 {
+    let mut held_bytes = 0;
     for _ in 0..200 {
-        held = request_bodies(gw).await["held_bytes"]
+        held_bytes = held(gw, bound).await["held_bytes"]
             .as_u64()
             .expect("held_bytes");
-        if range.contains(&held) {
+        if range.contains(&held_bytes) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    held
+    held_bytes
 }
 
 /// Whether the mock has received a message of `len` bytes, waiting for it
@@ -143,5 +158,95 @@ async fn websocket_messages_are_held_against_the_buffered_bound() {
         .count();
     assert_eq!(refused_sent, 1, "the refused message never went upstream");
     drop((holding, later));
+    h.finish().await;
+}
+
+/// A raw upstream: every WebSocket upgrade it accepts comes on the
+/// channel, past its `101`.
+async fn upstream_sockets() -> (String, mpsc::UnboundedReceiver<TcpStream>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        loop {
+            let tcp = accept_upgrade(&listener).await;
+            if tx.send(tcp).is_err() {
+                break;
+            }
+        }
+    });
+    (format!("http://{addr}"), rx)
+}
+
+/// The next upstream socket the gateway opens, within 5 s.
+async fn next_upstream(sockets: &mut mpsc::UnboundedReceiver<TcpStream>) -> Raw {
+    let tcp = tokio::time::timeout(Duration::from_secs(5), sockets.recv())
+        .await
+        .expect("an upstream socket within 5 s")
+        .expect("the upstream listens");
+    Raw {
+        tcp,
+        head: String::new(),
+    }
+}
+
+/// An upstream's half-sent message holds the bound on responses held at
+/// once; another upstream's message with no room left is refused: its
+/// client closed with 1013 (try again later) before any message, the
+/// upstream with 1001; once the first message is whole and relayed, its
+/// room is back and another upstream's message is relayed.
+#[tokio::test]
+async fn upstream_websocket_messages_are_held_against_the_responses_bound() {
+    let (upstream, mut sockets) = upstream_sockets().await;
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.upstreams.openai = toolwarden_gateway::Upstream::parse(&upstream).unwrap();
+        c.ws_max_message_bytes = 256 << 10;
+        c.response_parse_limit = 256 << 10;
+        c.max_buffered_response_bytes = 256 << 10;
+    })
+    .await;
+    let gw = h.gw();
+
+    let mut holding = Raw::connect(&gw, &[]).await;
+    assert!(holding.head.starts_with("HTTP/1.1 101"), "{}", holding.head);
+    let mut first_upstream = next_upstream(&mut sockets).await;
+    let whole = Raw::encode_unmasked(0x81, &vec![b'a'; 200 << 10]);
+    let (start, rest) = whole.split_at(190 << 10);
+    first_upstream.tcp.write_all(start).await.expect("write");
+    let held_bytes = bound_within(&gw, "response_copies", (180 << 10)..=(256 << 10)).await;
+    assert!(
+        (180 << 10..=256 << 10).contains(&held_bytes),
+        "{held_bytes}"
+    );
+
+    let mut refused = Raw::connect(&gw, &[]).await;
+    let mut refused_upstream = next_upstream(&mut sockets).await;
+    let message = Raw::encode_unmasked(0x81, &vec![b'b'; 100 << 10]);
+    refused_upstream
+        .tcp
+        .write_all(&message)
+        .await
+        .expect("write");
+    let (op, payload) = refused.read_frame().await.expect("a close");
+    assert_eq!(op & 0x0f, 0x8, "a close first, not the message");
+    assert_eq!(u16::from_be_bytes([payload[0], payload[1]]), 1013);
+    let reason = String::from_utf8_lossy(&payload[2..]).into_owned();
+    assert!(reason.contains("max_buffered_response_bytes"), "{reason}");
+    assert_eq!(refused_upstream.close_code().await, Some(1001));
+    assert!(held(&gw, "response_copies").await["refused"].as_u64() >= Some(1));
+
+    first_upstream.tcp.write_all(rest).await.expect("write");
+    let (op, payload) = holding.read_frame().await.expect("the held message");
+    assert_eq!((op, payload.len()), (0x81, 200 << 10), "relayed whole");
+    let held_bytes = bound_within(&gw, "response_copies", 0..=(16 << 10)).await;
+    assert!(held_bytes <= 16 << 10, "given back once read: {held_bytes}");
+
+    let mut later = Raw::connect(&gw, &[]).await;
+    let mut later_upstream = next_upstream(&mut sockets).await;
+    let message = Raw::encode_unmasked(0x81, &vec![b'c'; 100 << 10]);
+    later_upstream.tcp.write_all(&message).await.expect("write");
+    let (op, payload) = later.read_frame().await.expect("room again");
+    assert_eq!((op, payload.len()), (0x81, 100 << 10));
+    drop((holding, later, first_upstream, later_upstream));
     h.finish().await;
 }
