@@ -22,6 +22,7 @@ pub(crate) const ENTRY_COST: usize = 64;
 /// The bytes a stream state may still keep (see the module docs).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Budget {
+    size: usize,
     left: usize,
     cut: bool,
 }
@@ -37,6 +38,7 @@ impl Budget {
     /// A budget of `bytes`.
     pub(crate) fn new(bytes: usize) -> Budget {
         Budget {
+            size: bytes,
             left: bytes,
             cut: false,
         }
@@ -66,6 +68,11 @@ impl Budget {
             to.clear();
             to.push_str(text);
         }
+    }
+
+    /// The bytes taken so far: what the state keeps.
+    pub(crate) fn kept(&self) -> usize {
+        self.size - self.left
     }
 
     /// Whether the budget ran out: something was not kept.

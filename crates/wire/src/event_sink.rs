@@ -14,4 +14,6 @@ pub(crate) trait EventSink {
         Self: Sized;
     /// What the state may still keep (see [`Budget`]).
     fn budget(&mut self) -> &mut Budget;
+    /// What the state keeps, as its [`Budget`] counts it.
+    fn kept(&self) -> usize;
 }

@@ -226,6 +226,22 @@ impl StreamParser {
         }
     }
 
+    /// About how many bytes the parse holds: the event its framing is
+    /// reading (its buffers' capacity) and the calls and arguments it has
+    /// kept (as [`Self::limit`] counts them). It grows as the stream is
+    /// fed, up to the framing's cap on one event and the limit, so a
+    /// caller bounding the parses held at once can check it after each
+    /// feed.
+    pub fn footprint(&self) -> usize {
+        let buffered = match &self.framer {
+            Framing::Sse(f) => f.buffered(),
+            Framing::Array(f) => f.buffered(),
+            Framing::Sniff => 0,
+            Framing::EventStream(f) => f.buffered(),
+        };
+        buffered.saturating_add(sink_ref(&self.state).kept())
+    }
+
     /// Whether the dialect's final event has been fed: the response is
     /// complete even if its transport has not ended yet.
     pub fn is_complete(&self) -> bool {
@@ -465,6 +481,16 @@ fn is_whole(data: &[u8]) -> bool {
 
 /// The dialect's state, for what every state has.
 fn sink(state: &mut State) -> &mut dyn EventSink {
+    match state {
+        State::Chat(s) => s,
+        State::Responses(s) => s,
+        State::Anthropic(s) => s,
+        State::Gemini(s) => s,
+        State::Converse(s) => s,
+    }
+}
+
+fn sink_ref(state: &State) -> &dyn EventSink {
     match state {
         State::Chat(s) => s,
         State::Responses(s) => s,

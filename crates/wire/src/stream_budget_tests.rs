@@ -152,3 +152,43 @@ fn every_dialect_stops_adding_calls_at_its_budget_wherever_the_bytes_split() {
         assert_eq!(parse(dialect, &stream, 7, Some(limit)), view, "{dialect:?}");
     }
 }
+
+/// [`StreamParser::footprint`] follows what the parse holds: the event
+/// being read (a half-fed event's bytes) and the arguments kept, up to the
+/// limit; not the stream's length once nothing more is kept.
+#[test]
+fn the_footprint_follows_the_event_being_read_and_what_is_kept() {
+    let stream = chat_endless_arguments(512);
+    let limit = 128 * 1024;
+    let mut p = StreamParser::new(Dialect::OpenAiChat).limit(limit);
+    assert_eq!(p.footprint(), 0);
+    // Half of the first delta's event: buffered, nothing kept yet.
+    let first_end = stream.windows(2).position(|w| w == b"\n\n").unwrap() + 2;
+    p.feed(&stream[..first_end]);
+    let after_call = p.footprint();
+    assert!(after_call >= ENTRY_COST, "the call is kept: {after_call}");
+    let second_end = first_end
+        + stream[first_end..]
+            .windows(2)
+            .position(|w| w == b"\n\n")
+            .unwrap()
+        + 2;
+    let half = first_end + (second_end - first_end) / 2;
+    p.feed(&stream[first_end..half]);
+    let half_fed = p.footprint();
+    assert!(
+        half_fed >= after_call + 500,
+        "the half event is buffered: {half_fed}"
+    );
+    p.feed(&stream[half..second_end]);
+    assert!(p.footprint() >= after_call + 1024, "its argument kept");
+    // Fed on, the footprint stops at the limit and the framing's buffers.
+    let mut peak = 0;
+    for c in stream[second_end..].chunks(4096) {
+        p.feed(c);
+        peak = peak.max(p.footprint());
+    }
+    assert!(peak > limit / 2, "{peak}");
+    assert!(peak <= limit + 64 * 1024, "bounded: {peak}");
+    assert!(p.finish().truncated);
+}

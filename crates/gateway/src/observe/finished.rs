@@ -169,11 +169,11 @@ pub(super) fn response_view(
     dialect: Option<Dialect>,
     parse: Parse,
     cut: bool,
-    over_limit: bool,
+    too_large: bool,
 ) -> Option<ResponseView> {
     let outcome = match parse {
         Parse::Skip => return None,
-        Parse::Stream(parser) => {
+        Parse::Stream(parser, _held) => {
             // A malformed event-stream frame (skipped; the parse goes on
             // with the next one) or one cut short at the end: counted,
             // unless the stream itself was cut there.
@@ -189,7 +189,7 @@ pub(super) fn response_view(
             // Over `response_parse_limit`, or a compressed stream decoded
             // past its limit: what was kept before the cut is recorded, and
             // counted as a body too large to parse.
-            if over_limit || matches!(&view, Ok(v) if v.truncated) {
+            if too_large || matches!(&view, Ok(v) if v.truncated) {
                 sinks.metrics.emit(UnparsedResponse {
                     reason: UnparsedReason::TooLarge,
                 });

@@ -145,8 +145,10 @@ pub(crate) struct RequestBase {
 
 enum Parse {
     Skip,
-    /// SSE, or Gemini's streamed JSON array (the parser reads both).
-    Stream(Box<StreamParser>),
+    /// SSE, or Gemini's streamed JSON array (the parser reads both); with
+    /// what its parse holds of the bound on copies held at once
+    /// ([`StreamParser::footprint`]).
+    Stream(Box<StreamParser>, Held),
     Buffer {
         buf: Vec<u8>,
         limit: usize,
@@ -235,6 +237,9 @@ pub(crate) struct Observation {
     over_limit: bool,
     /// Most bytes a compressed stream may decode to.
     decode_limit: u64,
+    /// The copies held at once left no room for the stream's parse to
+    /// grow: it is not read further (counted as `no_room`).
+    no_room_to_parse: bool,
     /// When its calls were whole, if before it ended (unix ms).
     calls_at_ms: Option<i64>,
     /// How many of its calls (from the first) were recorded before it
@@ -374,6 +379,7 @@ impl Observation {
             done: false,
             cut: false,
             over_limit: false,
+            no_room_to_parse: false,
             decode_limit: MAX_STREAM_DECODED,
             metrics_only: false,
             calls_at_ms: None,
@@ -402,7 +408,7 @@ impl Observation {
     /// complete whatever happens to its transport afterwards.
     fn final_event_seen(&self) -> bool {
         match &self.parse {
-            Parse::Stream(parser) => parser.is_complete(),
+            Parse::Stream(parser, _) => parser.is_complete(),
             Parse::Skip | Parse::Buffer { .. } => false,
         }
     }
@@ -540,13 +546,13 @@ impl Observation {
                 Dialect::BedrockConverse => StreamParser::new(dialect),
                 _ => StreamParser::bedrock_invoke(dialect),
             };
-            Parse::Stream(Box::new(parser.limit(parse_limit)))
+            Parse::Stream(Box::new(parser.limit(parse_limit)), bounds.copies.hold())
         } else if sse || gemini_stream {
             let mut parser = StreamParser::new(dialect).limit(parse_limit);
             if let Some(n) = self.request.as_ref().and_then(|info| info.choices) {
                 parser = parser.choices(n);
             }
-            Parse::Stream(Box::new(parser))
+            Parse::Stream(Box::new(parser), bounds.copies.hold())
         } else {
             let hint = meta
                 .content_length
@@ -644,11 +650,35 @@ impl Observation {
         self.decoding = None;
     }
 
+    /// A stream's parse grew past the room the copies held at once
+    /// (`max_buffered_response_bytes`) leave it: it is not read further,
+    /// what it kept is recorded (its room held until then), counted as
+    /// `no_room`, and the request's calls are marked as possibly
+    /// incomplete.
+    fn no_room_to_parse(&mut self) {
+        self.sinks.metrics.emit(UnparsedResponse {
+            reason: UnparsedReason::NoRoom,
+        });
+        self.no_room_to_parse = true;
+        self.over_limit = true;
+    }
+
     /// Plain bytes of the response body, for the parser.
     fn feed_plain(&mut self, chunk: &[u8]) {
         let outcome = match &mut self.parse {
             Parse::Skip => return,
-            Parse::Stream(parser) => guard(|| parser.feed(chunk)),
+            Parse::Stream(..) if self.no_room_to_parse => return,
+            Parse::Stream(parser, held) => {
+                let fed = guard(|| parser.feed(chunk));
+                // What the parse holds is covered as it grows, a chunk's
+                // growth at a time, until its final event: a parse that has
+                // read its response whole has nothing left to stop.
+                let complete = parser.is_complete();
+                if fed.is_ok() && !complete && held.cover(parser.footprint()).is_err() {
+                    return self.no_room_to_parse();
+                }
+                fed
+            }
             Parse::Buffer {
                 buf, limit, held, ..
             } => {
@@ -694,7 +724,8 @@ impl Observation {
     pub(crate) fn reads_on(&self) -> bool {
         !self.done
             && !self.sinks.grace_over.is_raised()
-            && matches!(&self.parse, Parse::Stream(parser) if parser.trailer_pending())
+            && !self.no_room_to_parse
+            && matches!(&self.parse, Parse::Stream(parser, _) if parser.trailer_pending())
     }
 
     /// The stream's final event was just fed, before its bytes go on to
@@ -702,7 +733,7 @@ impl Observation {
     /// the client may answer them before the transport ends (a provider
     /// that keeps the stream open a while, a loaded gateway).
     fn record_calls_now(&mut self) {
-        let (Parse::Stream(parser), Some(info)) = (&self.parse, &self.request) else {
+        let (Parse::Stream(parser, _), Some(info)) = (&self.parse, &self.request) else {
             return;
         };
         let Ok(view) = guard(|| parser.view_so_far()) else {
@@ -731,7 +762,7 @@ impl Observation {
     /// read beside them. Costs a copy of the parse state (bounded as it
     /// is), only when such a message asks it.
     pub(crate) fn whole_calls_now(&mut self) -> Option<toolwarden_wire::ResponseView> {
-        let (Parse::Stream(parser), Some(info)) = (&self.parse, &self.request) else {
+        let (Parse::Stream(parser, _), Some(info)) = (&self.parse, &self.request) else {
             return None;
         };
         let whole = parser.whole_calls();
@@ -760,7 +791,7 @@ impl Observation {
     /// of its first call; `None` when there is no parse, or it may have
     /// missed a call.
     pub(crate) fn begun_calls(&self) -> Option<std::collections::HashMap<&str, usize>> {
-        let Parse::Stream(parser) = &self.parse else {
+        let Parse::Stream(parser, _) = &self.parse else {
             return None;
         };
         let mut calls = std::collections::HashMap::new();
@@ -773,7 +804,7 @@ impl Observation {
     /// The response's id, once its stream has named it.
     pub(crate) fn response_id(&self) -> Option<&str> {
         match &self.parse {
-            Parse::Stream(parser) => parser.response_id(),
+            Parse::Stream(parser, _) => parser.response_id(),
             Parse::Skip | Parse::Buffer { .. } => None,
         }
     }
@@ -825,13 +856,9 @@ impl Observation {
         known: bool,
     ) -> Option<toolwarden_wire::ResponseView> {
         let parse = std::mem::replace(&mut self.parse, Parse::Skip);
-        let view = response_view(
-            &self.sinks,
-            self.base.dialect,
-            parse,
-            self.cut,
-            self.over_limit,
-        );
+        // A parse stopped for want of room was counted as `no_room`.
+        let too_large = self.over_limit && !self.no_room_to_parse;
+        let view = response_view(&self.sinks, self.base.dialect, parse, self.cut, too_large);
         if let Some(view) = &view {
             if known
                 && self.base.dialect == Some(Dialect::OpenAiResponses)

@@ -178,6 +178,43 @@ fn answer_with_call(id: &str, pad: usize) -> String {
     )
 }
 
+/// A `200` of `content_type`, neither compressed nor of a known length.
+fn plain_200(content_type: &'static [u8]) -> ResponseMeta<'static> {
+    ResponseMeta {
+        status: 200,
+        content_type: Some(content_type),
+        content_encoding: None,
+        content_length: None,
+    }
+}
+
+/// Two responses were recorded, `toolu_first`'s whole and the other one
+/// refused for want of room: marked `calls_incomplete`, its call not
+/// recorded, counted once as `no_room` (not `too_large`).
+fn one_of_two_refused(recorded: &Recorded, metrics: &Metrics) {
+    let mut requests = recorded
+        .requests
+        .lock()
+        .map(|v| v.clone())
+        .unwrap_or_default();
+    requests.sort_unstable();
+    assert_eq!(
+        requests,
+        [false, true],
+        "the refused one marked calls_incomplete"
+    );
+    let calls = recorded.calls.lock().map(|v| v.clone()).unwrap_or_default();
+    assert_eq!(calls, ["toolu_first"]);
+    assert_eq!(
+        metrics.counter("toolwarden_unparsed_responses_total", &["no_room"]),
+        1
+    );
+    assert_eq!(
+        metrics.counter("toolwarden_unparsed_responses_total", &["too_large"]),
+        0
+    );
+}
+
 /// A whole JSON answer copied for parsing holds its copy's capacity of
 /// `max_buffered_response_bytes` until it has been read; one whose copy
 /// finds no room (another answer's copy holds it) passes unread: counted
@@ -191,12 +228,7 @@ async fn a_copy_with_no_room_is_not_made_and_counted() {
         sinks,
     } = Harness::start();
     let bounds = ParseBounds::new(1 << 20, 16 * 1024);
-    let meta = ResponseMeta {
-        status: 200,
-        content_type: Some(b"application/json"),
-        content_encoding: None,
-        content_length: None,
-    };
+    let meta = plain_200(b"application/json");
     let first = answer_with_call("toolu_first", 10_000);
     let second = answer_with_call("toolu_second", 10_000);
     let mut a = Observation::new(sinks.clone(), base());
@@ -222,27 +254,71 @@ async fn a_copy_with_no_room_is_not_made_and_counted() {
     recorder.shutdown().await;
     assert_eq!(bounds.copies.held_bytes(), 0, "given back once read");
 
-    let mut requests = recorded
-        .requests
-        .lock()
-        .map(|v| v.clone())
-        .unwrap_or_default();
-    requests.sort_unstable();
-    assert_eq!(
-        requests,
-        [false, true],
-        "the refused one marked calls_incomplete"
+    one_of_two_refused(&recorded, &metrics);
+}
+
+/// An Anthropic stream: its start, a text block of `pad` bytes (one
+/// event), 6.5 KB of keep-alive comments, one `tool_use` call with id
+/// `id`, and its end.
+fn stream_with_call(id: &str, pad: usize) -> String {
+    let start = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n";
+    let text = format!(
+        "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"{}\"}}}}\n\n",
+        "x".repeat(pad)
     );
-    let calls = recorded.calls.lock().map(|v| v.clone()).unwrap_or_default();
-    assert_eq!(calls, ["toolu_first"]);
-    assert_eq!(
-        metrics.counter("toolwarden_unparsed_responses_total", &["no_room"]),
-        1
-    );
-    assert_eq!(
-        metrics.counter("toolwarden_unparsed_responses_total", &["too_large"]),
-        0
-    );
+    let end = "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":2}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    let comments = ": keep-alive\n".repeat(500);
+    format!("{start}{text}{comments}{}{end}", tool_use(id, 1))
+}
+
+/// A stream's parse holds what it buffers and keeps of
+/// `max_buffered_response_bytes` until it has been read; one whose parse
+/// finds no room to grow (another stream's holds it) is not read further:
+/// counted `no_room` (not `too_large`), its request marked
+/// `calls_incomplete`, its calls after that point not recorded, what it
+/// holds held until it is read; the room comes back once both are read.
+#[tokio::test]
+async fn a_stream_whose_parse_finds_no_room_is_not_read_further() {
+    let Harness {
+        recorded,
+        recorder,
+        metrics,
+        sinks,
+    } = Harness::start();
+    let bounds = ParseBounds::new(1 << 20, 80 * 1024);
+    let meta = plain_200(b"text/event-stream");
+    // Split across chunks, a 30 KB event takes 60–80 KB of the framing's
+    // buffers (the line carried over, the event's data, their room).
+    let first = stream_with_call("toolu_first", 30_000);
+    let second = stream_with_call("toolu_second", 30_000);
+    // The first stream stops 25 KB into its text event: the framing holds
+    // the event's start.
+    let mut a = Observation::new(sinks.clone(), base());
+    a.on_response(meta, false, Some(&bounds));
+    let (a_start, a_rest) = first
+        .as_bytes()
+        .split_at(first.find("xxxx").unwrap() + 25_000);
+    a.feed(a_start);
+    let held = bounds.copies.held_bytes();
+    assert!((24 << 10..=32 << 10).contains(&held), "{held}");
+
+    let mut b = Observation::new(sinks.clone(), base());
+    b.on_response(meta, false, Some(&bounds));
+    for piece in second.as_bytes().chunks(4096) {
+        b.feed(piece);
+    }
+    assert_eq!(bounds.copies.refused(), 1);
+    // Read (at its end), the refused one gives its room back, and the
+    // first reads on.
+    b.finish();
+    a.feed(a_rest);
+    a.finish();
+    assert_eq!(bounds.copies.refused(), 1);
+    sinks.settle(Duration::from_secs(5)).await;
+    recorder.shutdown().await;
+    assert_eq!(bounds.copies.held_bytes(), 0, "given back once read");
+
+    one_of_two_refused(&recorded, &metrics);
 }
 
 /// A Responses stream whose `response.completed` is larger than the SSE

@@ -354,6 +354,10 @@ impl EventSink for StreamState {
     fn budget(&mut self) -> &mut Budget {
         &mut self.budget
     }
+
+    fn kept(&self) -> usize {
+        self.budget.kept()
+    }
 }
 
 /// A `content_block_delta`: appends `delta.partial_json` to the buffer and

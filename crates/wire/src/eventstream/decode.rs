@@ -177,6 +177,12 @@ impl Decoder {
         Decoder::with_max_message_len(DEFAULT_MAX_MESSAGE_LEN)
     }
 
+    /// The bytes its buffer holds (its capacity): the message being read,
+    /// and room.
+    pub fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
     /// A decoder accepting messages up to `max` bytes; its buffer never
     /// holds more than one message plus the bytes of one push.
     pub fn with_max_message_len(max: usize) -> Self {

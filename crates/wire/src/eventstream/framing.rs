@@ -54,6 +54,11 @@ impl EventStreamFramer {
         });
     }
 
+    /// The bytes its buffer holds (its capacity).
+    pub(crate) fn buffered(&self) -> usize {
+        self.decoder.capacity()
+    }
+
     /// A message cut in the middle, were the stream to end here.
     pub(crate) fn truncated(&self) -> Option<EventStreamError> {
         self.decoder.finish().err()

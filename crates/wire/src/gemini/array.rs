@@ -39,6 +39,11 @@ impl Default for JsonArrayFramer {
 }
 
 impl JsonArrayFramer {
+    /// The bytes its buffer holds (its capacity).
+    pub(crate) fn buffered(&self) -> usize {
+        self.buf.capacity()
+    }
+
     /// A framer that drops elements larger than `max_elem` bytes.
     #[cfg(test)]
     pub(crate) fn with_max_elem(max_elem: usize) -> Self {

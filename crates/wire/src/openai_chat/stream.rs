@@ -251,6 +251,10 @@ impl EventSink for StreamState {
     fn budget(&mut self) -> &mut Budget {
         &mut self.budget
     }
+
+    fn kept(&self) -> usize {
+        self.budget.kept()
+    }
 }
 
 // === seeds ===

@@ -354,4 +354,8 @@ impl EventSink for StreamState {
     fn budget(&mut self) -> &mut Budget {
         &mut self.budget
     }
+
+    fn kept(&self) -> usize {
+        self.budget.kept()
+    }
 }

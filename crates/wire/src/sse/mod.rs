@@ -95,6 +95,12 @@ impl SseFramer {
         }
     }
 
+    /// The bytes its buffers hold (their capacity): the line and the
+    /// event being read.
+    pub fn buffered(&self) -> usize {
+        self.partial.capacity() + self.event.capacity() + self.data.capacity()
+    }
+
     /// How many events were dropped for exceeding the size cap.
     pub fn oversized(&self) -> usize {
         self.oversized
