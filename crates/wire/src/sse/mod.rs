@@ -216,9 +216,23 @@ impl SseFramer {
             } else {
                 let mut line = std::mem::take(&mut self.partial);
                 line.extend_from_slice(&chunk[..end]);
-                self.line(&line, on_event);
+                // The same fast path for a line carried over: its value is
+                // not copied again into the event's data.
+                let single = self.single_data_line(&line, &chunk[next..]);
+                match single {
+                    Some(_) => {
+                        let value = &line[5..];
+                        on_event(&self.event, value.strip_prefix(b" ").unwrap_or(value));
+                        self.event.clear();
+                    }
+                    None => self.line(&line, on_event),
+                }
                 line.clear();
                 self.partial = line;
+                if let Some(skip) = single {
+                    chunk = &chunk[next + skip..];
+                    continue;
+                }
             }
             chunk = &chunk[next..];
         }
@@ -391,6 +405,22 @@ mod tests {
         }
         let bytes: Vec<&[u8]> = whole.chunks(1).collect();
         assert_eq!(events(&bytes), expected);
+    }
+
+    /// A lone `data:` line carried over chunks is handed on from the
+    /// carried line when its blank line follows in the same chunk, not
+    /// copied into the event's data too: the framer holds the line once.
+    #[test]
+    fn a_carried_data_line_is_not_copied_again() {
+        let value = "v".repeat(30_000);
+        let stream = format!("event: big\ndata: {value}\n\ndata: next\n\n");
+        let mut f = SseFramer::default();
+        let mut seen = Vec::new();
+        for c in stream.as_bytes().chunks(4096) {
+            f.feed(c, &mut |e, d| seen.push((e.to_vec(), d.len())));
+        }
+        assert_eq!(seen, [(b"big".to_vec(), 30_000), (Vec::new(), 4)]);
+        assert!(f.buffered() <= 33 * 1024, "{}", f.buffered());
     }
 
     /// An oversized line carried over a chunk boundary whose line end
