@@ -110,9 +110,9 @@ pub struct Config {
     /// stream's parse keeps of its calls and arguments (the response itself
     /// always passes through whole).
     pub response_parse_limit: usize,
-    /// Response bodies copied for parsing, and upstream WebSocket messages,
-    /// held at once, over all connections, bytes (at least
-    /// `response_parse_limit` and `ws_max_message_bytes`).
+    /// Response bodies copied for parsing, what streams' parses hold, and
+    /// upstream WebSocket messages, held at once, over all connections,
+    /// bytes (at least `response_parse_limit` and `ws_max_message_bytes`).
     pub max_buffered_response_bytes: usize,
     /// Proxy worker threads (at least 1).
     pub workers: usize,

@@ -49,7 +49,8 @@ pub(crate) struct Shared {
     /// Request bodies held at once, capped by `max_buffered_request_bytes`.
     pub(crate) body_budget: Arc<crate::limits::body_budget::BodyBudget>,
     /// How response bodies are read for their calls: `response_parse_limit`
-    /// and the copies held at once, capped by `max_buffered_response_bytes`.
+    /// and the copies, streams' parses and upstream WebSocket messages held
+    /// at once, capped by `max_buffered_response_bytes`.
     pub(crate) parse_bounds: crate::observe::ParseBounds,
     /// Client connections per worker.
     pub(crate) balance: Arc<crate::balance::Balance>,

@@ -6,8 +6,9 @@
 //! as its bytes arrive (a client's `content-length` is only its word), in
 //! whole KiB, and given back when its [`Held`] is dropped: once the body
 //! has gone upstream and been read. The same kind of bound holds the
-//! response bodies copied for parsing and the upstream WebSocket messages
-//! (`max_buffered_response_bytes`, [`BodyBudget::named`]).
+//! response bodies copied for parsing, what streams' parses hold and the
+//! upstream WebSocket messages (`max_buffered_response_bytes`,
+//! [`BodyBudget::named`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -42,8 +42,8 @@ pub enum UnparsedReason {
     ParserError,
     /// A binary event-stream frame that could not be read.
     MalformedFrame,
-    /// No room for its copy: `max_buffered_response_bytes` of copies were
-    /// held.
+    /// No room for its copy, or for its stream's parse to grow:
+    /// `max_buffered_response_bytes` were held.
     NoRoom,
 }
 

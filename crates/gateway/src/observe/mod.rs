@@ -161,8 +161,9 @@ enum Parse {
 
 /// How a response body is read for its calls: the most one copy or one
 /// stream's parse keeps (`response_parse_limit`) and the bound on the
-/// copies held at once, over every connection and worker
-/// (`max_buffered_response_bytes`).
+/// copies and streams' parses held at once, over every connection and
+/// worker (`max_buffered_response_bytes`; upstream WebSocket messages take
+/// it too, `ws::metered`).
 #[derive(Debug, Clone)]
 pub(crate) struct ParseBounds {
     pub(crate) limit: usize,
@@ -661,6 +662,10 @@ impl Observation {
         });
         self.no_room_to_parse = true;
         self.over_limit = true;
+        // A compressed stream is not decoded further either.
+        if let Some(decoding) = self.decoding.as_mut() {
+            decoding.decoder = None;
+        }
     }
 
     /// Plain bytes of the response body, for the parser.
