@@ -36,6 +36,8 @@ enum Framing {
     Sniff,
     /// AWS event-stream frames (Bedrock).
     EventStream(EventStreamFramer),
+    /// Not read further ([`StreamParser::stop`]): its buffers let go.
+    Stopped,
 }
 
 impl Framing {
@@ -55,7 +57,7 @@ impl Framing {
             Framing::Sse(f) => f.feed(chunk, on_event),
             Framing::Array(f) => f.feed(chunk, on_event),
             Framing::EventStream(f) => f.feed(chunk, on_event),
-            Framing::Sniff => {}
+            Framing::Sniff | Framing::Stopped => {}
         }
     }
 
@@ -63,7 +65,7 @@ impl Framing {
         match self {
             Framing::Sse(f) => f.finish(on_event),
             Framing::EventStream(f) => f.finish(),
-            Framing::Array(_) | Framing::Sniff => {}
+            Framing::Array(_) | Framing::Sniff | Framing::Stopped => {}
         }
     }
 }
@@ -236,10 +238,21 @@ impl StreamParser {
         let buffered = match &self.framer {
             Framing::Sse(f) => f.buffered(),
             Framing::Array(f) => f.buffered(),
-            Framing::Sniff => 0,
+            Framing::Sniff | Framing::Stopped => 0,
             Framing::EventStream(f) => f.buffered(),
         };
         buffered.saturating_add(sink_ref(&self.state).kept())
+    }
+
+    /// Stops reading the stream: the event its framing was reading is let
+    /// go with its buffers, and later feeds are ignored; what it kept stays
+    /// ([`Self::view_so_far`], [`Self::finish`], which read it as ended
+    /// early unless its final event had passed). For a caller that will not
+    /// read the rest (the parses held at once have no room left): the
+    /// parse then holds only what it kept, [`Self::footprint`] says how
+    /// much.
+    pub fn stop(&mut self) {
+        self.framer = Framing::Stopped;
     }
 
     /// Whether the dialect's final event has been fed: the response is
@@ -274,7 +287,9 @@ impl StreamParser {
         };
         let dropped = match &self.framer {
             Framing::Sse(f) => f.oversized() > 0,
-            Framing::Array(_) | Framing::Sniff | Framing::EventStream(_) => false,
+            Framing::Array(_) | Framing::Sniff | Framing::EventStream(_) | Framing::Stopped => {
+                false
+            }
         };
         if dropped {
             return None;

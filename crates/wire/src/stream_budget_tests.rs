@@ -192,3 +192,25 @@ fn the_footprint_follows_the_event_being_read_and_what_is_kept() {
     assert!(peak <= limit + 64 * 1024, "bounded: {peak}");
     assert!(p.finish().truncated);
 }
+
+/// A stopped parse lets go of the event it was reading, ignores what is
+/// fed after, and still gives the calls it kept, its stream read as
+/// ended early.
+#[test]
+fn a_stopped_parse_holds_only_what_it_kept() {
+    let stream = chat_endless_arguments(512);
+    let mut p = StreamParser::new(Dialect::OpenAiChat).limit(128 * 1024);
+    let first_end = stream.windows(2).position(|w| w == b"\n\n").unwrap() + 2;
+    p.feed(&stream[..first_end]);
+    let kept = p.footprint();
+    // Half of the next event, buffered.
+    p.feed(&stream[first_end..first_end + 400]);
+    assert!(p.footprint() >= kept + 400, "{}", p.footprint());
+    p.stop();
+    assert!(p.footprint() <= kept, "{} > {kept}", p.footprint());
+    p.feed(&stream[first_end + 400..]);
+    assert!(p.footprint() <= kept, "not read further: {}", p.footprint());
+    let view = p.finish();
+    assert_eq!(view.calls.len(), 1, "{view:?}");
+    assert!(view.ended_early);
+}

@@ -89,6 +89,22 @@ impl BodyBudget {
 // === impl Held ===
 
 impl Held {
+    /// Gives back what it holds beyond `bytes` (in whole KiB), for a copy
+    /// that has let go of part of what it held.
+    pub(crate) fn shrink_to(&mut self, bytes: usize) {
+        let keep = bytes.div_ceil(1024);
+        let Some(held) = self.permit.as_mut() else {
+            return;
+        };
+        let have = held.num_permits();
+        if keep == 0 {
+            self.permit = None;
+        } else if keep < have {
+            // Split off what goes back, and drop it.
+            drop(held.split(have - keep));
+        }
+    }
+
     /// Holds enough for `bytes` of body (never less than held already);
     /// `Err` when the budget has no room, counted and logged (the first
     /// and every power of two).
@@ -136,20 +152,22 @@ mod tests {
     #[derive(Debug, Clone)]
     enum Step {
         Cover(usize, usize),
+        Shrink(usize, usize),
         Drop(usize),
     }
 
     fn step() -> impl Strategy<Value = Step> {
         prop_oneof![
             (0..4usize, 0..20_000usize).prop_map(|(i, n)| Step::Cover(i, n)),
+            (0..4usize, 0..20_000usize).prop_map(|(i, n)| Step::Shrink(i, n)),
             (0..4usize).prop_map(Step::Drop),
         ]
     }
 
     proptest! {
-        /// Whatever bodies cover and drop: the budget holds exactly what
-        /// the live bodies have covered (each the most it asked for, in
-        /// whole KiB), never more than its bound; a cover fails exactly
+        /// Whatever bodies cover, shrink and drop: the budget holds exactly
+        /// what the live bodies have covered (each the most it asked for
+        /// since it last shrank, in whole KiB), never more than its bound; a cover fails exactly
         /// when the rest would go past the bound, and takes nothing then.
         #[test]
         fn the_budget_holds_what_live_bodies_covered(
@@ -172,6 +190,12 @@ mod tests {
                             *kib = want.max(*kib);
                         } else {
                             refused += 1;
+                        }
+                    }
+                    Step::Shrink(i, n) => {
+                        if let Some((held, kib)) = bodies[i].as_mut() {
+                            held.shrink_to(n);
+                            *kib = n.div_ceil(1024).min(*kib);
                         }
                     }
                     Step::Drop(i) => bodies[i] = None,

@@ -652,8 +652,9 @@ impl Observation {
     }
 
     /// A stream's parse grew past the room the copies held at once
-    /// (`max_buffered_response_bytes`) leave it: it is not read further,
-    /// what it kept is recorded (its room held until then), counted as
+    /// (`max_buffered_response_bytes`) leave it: it is not read further
+    /// (the caller has let go of the event it was reading), what it kept
+    /// is recorded (that much of its room held until then), counted as
     /// `no_room`, and the request's calls are marked as possibly
     /// incomplete.
     fn no_room_to_parse(&mut self) {
@@ -680,6 +681,10 @@ impl Observation {
                 // read its response whole has nothing left to stop.
                 let complete = parser.is_complete();
                 if fed.is_ok() && !complete && held.cover(parser.footprint()).is_err() {
+                    // The event it was reading is let go: what it kept
+                    // stays, with its room, until it is recorded.
+                    parser.stop();
+                    held.shrink_to(parser.footprint());
                     return self.no_room_to_parse();
                 }
                 fed
