@@ -214,3 +214,38 @@ fn a_stopped_parse_holds_only_what_it_kept() {
     assert_eq!(view.calls.len(), 1, "{view:?}");
     assert!(view.ended_early);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// In every dialect, stopped anywhere (the bytes split anyhow): the
+    /// parse holds no more than before, nothing fed after changes it, and
+    /// its calls are the ones it had read when stopped, the stream read as
+    /// ended early.
+    #[test]
+    fn a_parse_stopped_anywhere_keeps_what_it_had_read(
+        which in 0..DIALECTS.len(),
+        stop_at in proptest::prelude::any::<usize>(),
+        piece in 1..64usize,
+    ) {
+        let dialect = DIALECTS[which];
+        let stream = many_calls(dialect, 5, r#"{"a":"zzzz"}"#);
+        let stop_at = stop_at % (stream.len() + 1);
+        let mut p = StreamParser::new(dialect);
+        for c in stream[..stop_at].chunks(piece) {
+            p.feed(c);
+        }
+        let before = p.footprint();
+        let read = p.view_so_far();
+        p.stop();
+        let stopped = p.footprint();
+        proptest::prop_assert!(stopped <= before, "{} > {}", stopped, before);
+        for c in stream[stop_at..].chunks(piece) {
+            p.feed(c);
+        }
+        proptest::prop_assert_eq!(p.footprint(), stopped);
+        let view = p.finish();
+        proptest::prop_assert_eq!(&view.calls, &read.calls);
+        proptest::prop_assert!(view.ended_early);
+    }
+}
