@@ -280,16 +280,16 @@ impl StreamParser {
     /// (Responses: a client may answer them before the response ends, the
     /// WebSocket beta's `response.inject`); `None` for the other dialects,
     /// and when the parse may have missed one: its [`Self::limit`] cut
-    /// something off, or an event was dropped for its size.
+    /// something off, an event was dropped for its size, or it was
+    /// [stopped](Self::stop).
     pub fn begun_calls(&self) -> Option<impl Iterator<Item = &str>> {
         let State::Responses(s) = &self.state else {
             return None;
         };
         let dropped = match &self.framer {
             Framing::Sse(f) => f.oversized() > 0,
-            Framing::Array(_) | Framing::Sniff | Framing::EventStream(_) | Framing::Stopped => {
-                false
-            }
+            Framing::Stopped => true,
+            Framing::Array(_) | Framing::Sniff | Framing::EventStream(_) => false,
         };
         if dropped {
             return None;

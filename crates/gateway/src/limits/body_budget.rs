@@ -167,8 +167,9 @@ mod tests {
     proptest! {
         /// Whatever bodies cover, shrink and drop: the budget holds exactly
         /// what the live bodies have covered (each the most it asked for
-        /// since it last shrank, in whole KiB), never more than its bound; a cover fails exactly
-        /// when the rest would go past the bound, and takes nothing then.
+        /// since it last shrank, in whole KiB), never more than its bound;
+        /// a cover fails exactly when the rest would go past the bound, and
+        /// takes nothing then.
         #[test]
         fn the_budget_holds_what_live_bodies_covered(
             max in 1usize..16_384,

@@ -352,6 +352,9 @@ mod tests {
             "item": {"type": "function_call", "call_id": "call_3", "name": "f", "arguments": "x".repeat(20 << 20)}});
         dropped.feed(format!("{stream}{}", event(big)).as_bytes());
         assert!(dropped.begun_calls().is_none());
+        // A parse stopped (not read further): nor are they.
+        parser.stop();
+        assert!(parser.begun_calls().is_none());
         // Another dialect has none to give.
         assert!(
             StreamParser::new(Dialect::OpenAiChat)
