@@ -19,6 +19,8 @@
 //! - `lanes`: `stream_id` lanes answered in parallel, each turn recorded
 //!   with its own events;
 //! - `limits`: an open socket keeps its place under `max_client_connections`;
+//!   messages held against the bounds on bodies and responses held at once;
+//!   an inject into a turn whose parse found no room goes as sent;
 //! - `relay_props`: any client messages, cut into any fragments, reach the
 //!   upstream byte for byte (a property test);
 //! - `shutdown`: open sockets closed with 1001 when the gateway stops;

@@ -15,7 +15,7 @@ use toolwarden_mock_provider::MockOptions;
 
 use super::client::{Raw, connect, turn};
 use super::faults::accept_upgrade;
-use crate::e2e::support::Harness;
+use crate::e2e::support::{Harness, metric};
 
 const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
 
@@ -248,5 +248,118 @@ async fn upstream_websocket_messages_are_held_against_the_responses_bound() {
     let (op, payload) = later.read_frame().await.expect("room again");
     assert_eq!((op, payload.len()), (0x81, 100 << 10));
     drop((holding, later, first_upstream, later_upstream));
+    h.finish().await;
+}
+
+/// An upstream event `{"type": …}` with `fields`, as one unmasked frame.
+fn server_event(kind: &str, fields: serde_json::Value) -> Vec<u8> {
+    let mut event = json!({"type": kind});
+    event
+        .as_object_mut()
+        .unwrap()
+        .extend(fields.as_object().unwrap().clone());
+    Raw::encode_unmasked(0x81, event.to_string().as_bytes())
+}
+
+/// A turn whose parse finds no room is not read further, and what it kept
+/// is not all its calls: a `response.inject` into it goes on as the client
+/// sent it in `fix` mode, since an output for a call read after the stop
+/// would otherwise be taken out as having no call. Another socket's
+/// half-sent message holds most of the bound on responses; the turn's
+/// first call is relayed (its message fits) but its parse, grown by the
+/// call's arguments beside it, is refused room.
+#[tokio::test]
+async fn an_inject_into_a_turn_whose_parse_found_no_room_goes_as_sent() {
+    const BOUND: usize = 64 << 10;
+    let (upstream, mut sockets) = upstream_sockets().await;
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.upstreams.openai = toolwarden_gateway::Upstream::parse(&upstream).unwrap();
+        c.repair = toolwarden_gateway::RepairMode::Fix;
+        c.ws_max_message_bytes = BOUND;
+        c.response_parse_limit = BOUND;
+        c.max_buffered_response_bytes = BOUND;
+    })
+    .await;
+    let gw = h.gw();
+
+    let _holding = Raw::connect(&gw, &[]).await;
+    let mut holding_upstream = next_upstream(&mut sockets).await;
+    let whole = Raw::encode_unmasked(0x81, &vec![b'a'; 60 << 10]);
+    holding_upstream
+        .tcp
+        .write_all(&whole[..48 << 10])
+        .await
+        .expect("write");
+    let held_bytes = bound_within(&gw, "response_copies", (48 << 10)..=(52 << 10)).await;
+    assert!((48 << 10..=52 << 10).contains(&held_bytes), "{held_bytes}");
+
+    let mut client = Raw::connect(&gw, &[]).await;
+    let mut turn_upstream = next_upstream(&mut sockets).await;
+    let create = json!({"type": "response.create", "model": "gpt-5",
+        "input": [{"role": "user", "content": "Book TP123"}]});
+    client.frame(0x81, create.to_string().as_bytes()).await;
+    let (_, got) = turn_upstream.read_frame().await.expect("the create");
+    assert_eq!(got, create.to_string().as_bytes());
+
+    let response = json!({"id": "resp_1", "object": "response", "model": "gpt-5",
+        "status": "in_progress", "output": []});
+    let call = |id: &str, arguments: String| {
+        json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": id,
+            "name": "lookup", "arguments": arguments, "status": "completed"})
+    };
+    let events = [
+        server_event(
+            "response.created",
+            json!({"sequence_number": 0, "response": response}),
+        ),
+        // Its message fits beside the held one; its parse, holding the
+        // arguments as well, does not.
+        server_event(
+            "response.output_item.done",
+            json!({"sequence_number": 1, "output_index": 0,
+                "item": call("call_1", json!({"q": "x".repeat(10 << 10)}).to_string())}),
+        ),
+        server_event(
+            "response.output_item.done",
+            json!({"sequence_number": 2, "output_index": 1,
+                "item": call("call_2", json!({"q": "TP123"}).to_string())}),
+        ),
+    ];
+    for event in &events {
+        turn_upstream.tcp.write_all(event).await.expect("write");
+        let (op, _) = client.read_frame().await.expect("the event");
+        assert_eq!(op, 0x81, "relayed");
+    }
+    let m = h
+        .metrics_when(|m| {
+            metric(
+                m,
+                "toolwarden_unparsed_responses_total",
+                &[("reason", "no_room")],
+            ) >= 1.0
+        })
+        .await;
+    assert_eq!(
+        metric(
+            &m,
+            "toolwarden_unparsed_responses_total",
+            &[("reason", "no_room")]
+        ),
+        1.0,
+        "the turn's parse is refused room: {m}"
+    );
+
+    let out = |id: &str| json!({"type": "function_call_output", "call_id": id, "output": "ok"});
+    let inject = format!(
+        r#"{{"type": "response.inject", "response_id": "resp_1", "input": [{}, {}]}}"#,
+        out("call_1"),
+        out("call_2")
+    );
+    client.frame(0x81, inject.as_bytes()).await;
+    let (_, got) = turn_upstream.read_frame().await.expect("the inject");
+    assert_eq!(String::from_utf8_lossy(&got), inject, "sent on as it came");
+    let m = h.metrics().await;
+    assert_eq!(metric(&m, "toolwarden_repairs_total", &[]), 0.0, "{m}");
+    drop((client, turn_upstream, holding_upstream));
     h.finish().await;
 }
