@@ -330,24 +330,15 @@ async fn an_inject_into_a_turn_whose_parse_found_no_room_goes_as_sent() {
         let (op, _) = client.read_frame().await.expect("the event");
         assert_eq!(op, 0x81, "relayed");
     }
-    let m = h
-        .metrics_when(|m| {
-            metric(
-                m,
-                "toolwarden_unparsed_responses_total",
-                &[("reason", "no_room")],
-            ) >= 1.0
-        })
-        .await;
-    assert_eq!(
+    let no_room = |m: &str| {
         metric(
-            &m,
+            m,
             "toolwarden_unparsed_responses_total",
-            &[("reason", "no_room")]
-        ),
-        1.0,
-        "the turn's parse is refused room: {m}"
-    );
+            &[("reason", "no_room")],
+        )
+    };
+    let m = h.metrics_when(|m| no_room(m) >= 1.0).await;
+    assert_eq!(no_room(&m), 1.0, "the turn's parse is refused room: {m}");
 
     let out = |id: &str| json!({"type": "function_call_output", "call_id": id, "output": "ok"});
     let inject = format!(
