@@ -29,7 +29,9 @@
 //! sqlx sends each result row from its worker thread through a channel (a
 //! wake-up each), so lookups answer in one row per statement: the indices
 //! of the matching rows ([`Shaped::insert_reporting_stored`]) or one JSON array
-//! ([`Shaped::fetch_json`]).
+//! ([`Shaped::fetch_json`]), and what an insert would answer row by row
+//! with `RETURNING` is read back as one JSON array too
+//! ([`Shaped::insert_answering_json`]).
 
 use std::sync::OnceLock;
 
@@ -84,6 +86,18 @@ enum Body {
         table: &'static str,
         tail: &'static str,
     },
+    /// Two statements in one round trip: the [`Body::Insert`] of the rows,
+    /// then `answer`, SQL that reads the rows' first `keys` columns from a
+    /// `u` of its own and answers one row (a JSON array): what `RETURNING`
+    /// would answer row by row, each row a wake-up of the task awaiting it
+    /// (see the module's note). The rows are bound for the first statement,
+    /// padding included, then the keys.
+    InsertThenAnswer {
+        keys: usize,
+        table: &'static str,
+        tail: &'static str,
+        answer: &'static str,
+    },
 }
 
 /// A statement's arguments: per row its index `n`, then what the caller's
@@ -127,6 +141,27 @@ impl Shaped {
                 join,
                 table,
                 tail,
+            },
+        )
+    }
+
+    /// Inserts the rows into `table` as [`Shaped::insert`] does, then, in
+    /// the same round trip, answers `answer` over their first `keys`
+    /// columns; see [`Shaped::insert_answering_json`].
+    pub(crate) const fn insert_then_answer(
+        table: &'static str,
+        cols: &'static [&'static str],
+        tail: &'static str,
+        keys: usize,
+        answer: &'static str,
+    ) -> Shaped {
+        Shaped::with(
+            cols,
+            Body::InsertThenAnswer {
+                keys,
+                table,
+                tail,
+                answer,
             },
         )
     }
@@ -196,21 +231,47 @@ impl Shaped {
         Ok(out)
     }
 
-    /// Runs a statement that answers rows (`RETURNING …`) over `rows`,
-    /// chunk by chunk, in order, and returns the rows of all chunks.
-    pub(crate) async fn fetch_rows<'q, T, O>(
+    /// Runs a [`Shaped::insert_then_answer`] statement over `rows`, chunk by
+    /// chunk, in order, and returns the elements of all chunks' answers.
+    /// `bind` appends a row's values, `key` its first `keys` values.
+    pub(crate) async fn insert_answering_json<'q, T, O: DeserializeOwned>(
         &'static self,
         conn: &mut SqliteConnection,
         rows: &'q [T],
         bind: impl Fn(&mut Args<'q>, &'q T) -> Result<(), BoxDynError>,
-    ) -> Result<Vec<O>, sqlx::Error>
-    where
-        O: Send + Unpin + for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>,
-    {
+        key: impl Fn(&mut Args<'q>, &'q T) -> Result<(), BoxDynError>,
+    ) -> Result<Vec<O>, sqlx::Error> {
+        let Body::InsertThenAnswer { keys, .. } = self.body else {
+            return Err(sqlx::Error::Protocol(
+                "not an insert-then-answer statement".into(),
+            ));
+        };
         let mut out = Vec::new();
         for (offset, chunk) in self.chunks(rows) {
-            let (sql, args) = self.bound(offset, chunk, &bind)?;
-            out.extend(sqlx::query_as_with(sql, args).fetch_all(&mut *conn).await?);
+            let (sql, shape) = self.sql_holding(chunk.len());
+            let width = self.cols.len() + 1;
+            let mut args = Args::default();
+            args.reserve(shape * width + chunk.len() * (keys + 1), 0);
+            // The rows, padded to the shape (the answer's values are
+            // numbered after all of them), then their keys.
+            self.add_rows(&mut args, offset, chunk, self.cols.len(), &bind)?;
+            for _ in 0..(shape - chunk.len()) * width {
+                args.add(Option::<i64>::None).map_err(sqlx::Error::Encode)?;
+            }
+            self.add_rows(&mut args, offset, chunk, keys, &key)?;
+            // The insert answers no row; the answer, one.
+            let answers: Vec<String> = sqlx::query_scalar_with(sql, args)
+                .fetch_all(&mut *conn)
+                .await?;
+            let [json] = answers.as_slice() else {
+                return Err(sqlx::Error::Protocol(format!(
+                    "{} answers to one insert-then-answer",
+                    answers.len()
+                )));
+            };
+            let items: Vec<O> =
+                serde_json::from_str(json).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+            out.extend(items);
         }
         Ok(out)
     }
@@ -327,12 +388,25 @@ impl Shaped {
         match self.body {
             Body::Sql(body) => sql.push_str(body),
             Body::Insert { table, tail } => sql.push_str(&Self::insert_body(table, &cols, tail)),
+            Body::InsertThenAnswer {
+                keys,
+                table,
+                tail,
+                answer,
+            } => {
+                let key_cols = self.cols[..keys.min(self.cols.len())].join(", ");
+                sql.push_str(&Self::insert_body(table, &cols, tail));
+                sql.push_str("; ");
+                sql.push_str(&Self::with_clause(&key_cols, rows, keys + 1));
+                sql.push_str(answer);
+            }
             Body::MatchThenInsert { .. } => {}
         }
         sql
     }
 
-    /// The `INSERT` of [`Body::Insert`] and [`Body::MatchThenInsert`]
+    /// The `INSERT` of [`Body::Insert`], [`Body::MatchThenInsert`] and
+    /// [`Body::InsertThenAnswer`]
     /// (`OR FAIL`: see the module's note on statement journals).
     fn insert_body(table: &str, cols: &str, tail: &str) -> String {
         format!("INSERT OR FAIL INTO {table} ({cols}) SELECT {cols} FROM u WHERE true {tail}")
@@ -478,6 +552,69 @@ mod tests {
              WITH v(n, a, b) AS (VALUES (?,?,?),(?,?,?)), \
              u AS (SELECT * FROM v WHERE n IS NOT NULL) \
              INSERT OR FAIL INTO t (a, b) SELECT a, b FROM u WHERE true ON CONFLICT (a) DO NOTHING"
+        );
+    }
+
+    static ANSWERING: Shaped = Shaped::insert_then_answer(
+        "t",
+        &["a", "b"],
+        "ON CONFLICT (a) DO NOTHING",
+        1,
+        "SELECT json_group_array(json_array(u.n, t.b)) FROM u CROSS JOIN t ON t.a = u.a",
+    );
+
+    #[test]
+    fn insert_then_answer_binds_the_rows_then_the_keys() {
+        assert_eq!(
+            ANSWERING.sql_for(2),
+            "WITH v(n, a, b) AS (VALUES (?,?,?),(?,?,?)), \
+             u AS (SELECT * FROM v WHERE n IS NOT NULL) \
+             INSERT OR FAIL INTO t (a, b) SELECT a, b FROM u WHERE true ON CONFLICT (a) DO NOTHING; \
+             WITH v(n, a) AS (VALUES (?,?),(?,?)), \
+             u AS (SELECT * FROM v WHERE n IS NOT NULL) \
+             SELECT json_group_array(json_array(u.n, t.b)) FROM u CROSS JOIN t ON t.a = u.a"
+        );
+    }
+
+    /// Three rows in the shape of four (the insert's padding bound, so the
+    /// keys land on the answer's parameters), one already stored: one
+    /// answer, a row for each, the stored row's value kept.
+    #[tokio::test]
+    async fn insert_then_answer_answers_every_row_once() {
+        use sqlx::Connection;
+        let mut conn = SqliteConnection::connect("sqlite::memory:").await.unwrap();
+        sqlx::raw_sql("CREATE TABLE t (a TEXT PRIMARY KEY, b TEXT NOT NULL); INSERT INTO t VALUES ('y', 'old')")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let rows = [("x", "1"), ("y", "2"), ("z", "3")];
+        let mut got: Vec<(usize, String)> = ANSWERING
+            .insert_answering_json(
+                &mut conn,
+                &rows,
+                |a, r| {
+                    a.add(r.0)?;
+                    a.add(r.1)
+                },
+                |a, r| a.add(r.0),
+            )
+            .await
+            .unwrap();
+        got.sort();
+        let got: Vec<(usize, &str)> = got.iter().map(|(n, b)| (*n, b.as_str())).collect();
+        assert_eq!(got, [(0, "1"), (1, "old"), (2, "3")]);
+        let err = PAIRS
+            .insert_answering_json::<_, (usize, String)>(
+                &mut conn,
+                &rows,
+                |_, _| Ok(()),
+                |_, _| Ok(()),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("not an insert-then-answer"),
+            "{err}"
         );
     }
 

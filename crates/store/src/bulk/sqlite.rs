@@ -45,11 +45,14 @@ static INSERT_REPAIRS: Shaped = Shaped::insert(
 );
 
 /// Numbers a batch's sessions ([`crate::session_nos`]): inserts the ones
-/// not seen yet, with no requests, and answers every one's number and last
-/// time (a conflict's update changes nothing and writes no index, but
-/// makes `RETURNING` answer the row), with its first turn (a new row's
-/// is the batch's, see [`super::fill_first_turns`]).
-static NUMBER_SESSIONS: Shaped = Shaped::insert(
+/// not seen yet, with no requests, then answers every one's row index,
+/// number and last time, with its first turn (a new row's is the batch's,
+/// see [`super::fill_first_turns`]), as one JSON array a chunk. (It
+/// answered with `RETURNING` before, a row and so a wake-up of the
+/// recorder's task per session: most of the SQLite thread's steps on
+/// traffic where each request is a session of its own; BENCHMARKS.md,
+/// "Sessions numbered in one answer".)
+static NUMBER_SESSIONS: Shaped = Shaped::insert_then_answer(
     "sessions",
     &[
         "session_id",
@@ -59,8 +62,10 @@ static NUMBER_SESSIONS: Shaped = Shaped::insert(
         "requests",
         "first_turn",
     ],
-    "ON CONFLICT (session_id) DO UPDATE SET requests = sessions.requests \
-     RETURNING session_id, no, last_ms, first_turn",
+    "ON CONFLICT (session_id) DO NOTHING",
+    1,
+    "SELECT json_group_array(json_array(u.n, s.no, s.last_ms, s.first_turn)) \
+     FROM u CROSS JOIN sessions s ON s.session_id = u.session_id",
 );
 
 /// A session first numbered by a batch without its request (its tool
@@ -378,21 +383,40 @@ pub(crate) async fn number_sessions(
     sessions: &BatchSessions<'_>,
 ) -> Result<SessionNos, sqlx::Error> {
     let rows: Vec<_> = sessions.iter().collect();
-    let numbered: Vec<(String, i64, i64, Option<i64>)> = NUMBER_SESSIONS
-        .fetch_rows(conn, &rows, |a, (id, source, at, first_turn)| {
-            a.add(*id)?;
-            a.add(*source)?;
-            a.add(*at)?;
-            a.add(*at)?;
-            a.add(0i64)?;
-            a.add(*first_turn)
-        })
+    let answered: Vec<(usize, i64, i64, Option<i64>)> = NUMBER_SESSIONS
+        .insert_answering_json(
+            conn,
+            &rows,
+            |a, (id, source, at, first_turn)| {
+                a.add(*id)?;
+                a.add(*source)?;
+                a.add(*at)?;
+                a.add(*at)?;
+                a.add(0i64)?;
+                a.add(*first_turn)
+            },
+            |a, (id, ..)| a.add(*id),
+        )
         .await?;
+    if answered.len() != rows.len() {
+        return Err(sqlx::Error::Protocol(format!(
+            "{} sessions numbered of {}",
+            answered.len(),
+            rows.len()
+        )));
+    }
+    let mut numbered = Vec::with_capacity(answered.len());
+    for (n, no, last_ms, first_turn) in answered {
+        let (id, ..) = rows.get(n).ok_or_else(|| {
+            sqlx::Error::Decode(
+                format!("row index {n} outside the {} rows bound", rows.len()).into(),
+            )
+        })?;
+        numbered.push((*id, no, last_ms, first_turn));
+    }
     for (no, first_turn) in super::fill_first_turns(
         sessions,
-        numbered
-            .iter()
-            .map(|(id, no, _, ft)| (id.as_str(), *no, *ft)),
+        numbered.iter().map(|&(id, no, _, ft)| (id, no, ft)),
     ) {
         sqlx::query(
             "UPDATE OR FAIL sessions SET first_turn = ?1 WHERE no = ?2 AND first_turn IS NULL",
@@ -418,7 +442,11 @@ pub(crate) async fn number_sessions(
             .await?;
     }
     let mut nos = SessionNos::default();
-    nos.extend(numbered.into_iter().map(|(id, no, _, _)| (id, no)));
+    nos.extend(
+        numbered
+            .into_iter()
+            .map(|(id, no, _, _)| (id.to_owned(), no)),
+    );
     Ok(nos)
 }
 
@@ -1131,6 +1159,86 @@ mod tests {
         assert!(
             !steps.iter().any(|s| s.contains("TEMP B-TREE")),
             "{steps:?}"
+        );
+    }
+
+    /// Sessions are numbered from one answer a chunk: across chunks (over
+    /// 256 sessions), each session its own number, the one the table holds;
+    /// a known session keeps its number, a new one gets a new number, and a
+    /// known one quiet for over an hour has its `last_ms` moved to the
+    /// batch's events.
+    #[tokio::test]
+    async fn a_batch_numbers_its_sessions_across_chunks() {
+        use crate::event::{Event, RequestRecord};
+        use crate::session_nos::BatchSessions;
+        use sqlx::Connection;
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("nos.db").display());
+        let store = Store::open(&url).await.unwrap();
+        let Pool::Sqlite(pool) = store.pool() else {
+            unreachable!()
+        };
+        let mut conn = pool.acquire().await.unwrap();
+        let batch = |ids: std::ops::Range<usize>, at_ms: i64| -> Vec<Event> {
+            ids.map(|i| {
+                Event::Request(RequestRecord::for_test(
+                    &format!("r{i}-{at_ms}"),
+                    &format!("s{i:03}"),
+                    "header",
+                    at_ms,
+                ))
+            })
+            .collect()
+        };
+        let table = |nos: SessionNos, ids: std::ops::Range<usize>| {
+            ids.map(|i| nos.of(&format!("s{i:03}")).unwrap())
+                .collect::<Vec<i64>>()
+        };
+        let stored = async |conn: &mut SqliteConnection| -> Vec<(String, i64, i64)> {
+            sqlx::query_as("SELECT session_id, no, last_ms FROM sessions ORDER BY session_id")
+                .fetch_all(conn)
+                .await
+                .unwrap()
+        };
+
+        let first = batch(0..300, 1_000);
+        let mut tx = conn.begin().await.unwrap();
+        let nos = number_sessions(&mut tx, &BatchSessions::of(&first))
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        let numbers = table(nos, 0..300);
+        let rows = stored(&mut conn).await;
+        assert_eq!(rows.len(), 300);
+        let held: Vec<i64> = rows.iter().map(|r| r.1).collect();
+        assert_eq!(numbers, held, "each session's number is the table's");
+        let mut distinct = held.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 300);
+
+        // 100 known sessions, 200 new ones, an hour and a bit later.
+        let later = 1_000 + STALE_SESSION_MS + 1;
+        let second = batch(200..500, later);
+        let mut tx = conn.begin().await.unwrap();
+        let nos = number_sessions(&mut tx, &BatchSessions::of(&second))
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        let again = table(nos, 200..500);
+        assert_eq!(
+            again[..100],
+            numbers[200..],
+            "known sessions keep their numbers"
+        );
+        let rows = stored(&mut conn).await;
+        assert_eq!(rows.len(), 500);
+        assert_eq!(again, rows[200..].iter().map(|r| r.1).collect::<Vec<_>>());
+        assert!(again[100..].iter().all(|n| !numbers.contains(n)));
+        assert!(rows[..200].iter().all(|r| r.2 == 1_000));
+        assert!(
+            rows[200..].iter().all(|r| r.2 == later),
+            "stale sessions moved"
         );
     }
 
