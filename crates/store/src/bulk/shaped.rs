@@ -302,7 +302,13 @@ impl Shaped {
     /// accepts, then the remainder, each with the index of its first row;
     /// nothing for no rows.
     fn chunks<'r, T>(&self, rows: &'r [T]) -> impl Iterator<Item = (usize, &'r [T])> {
-        let width = self.cols.len() + 1;
+        // A row's parameters in all of the round trip's statements.
+        let width = match self.body {
+            Body::MatchThenInsert { keys, .. } | Body::InsertThenAnswer { keys, .. } => {
+                self.cols.len() + 1 + keys + 1
+            }
+            Body::Sql(_) | Body::Insert { .. } => self.cols.len() + 1,
+        };
         let max = SHAPES
             .iter()
             .rev()
@@ -504,6 +510,10 @@ mod tests {
     fn a_wide_row_keeps_under_sqlites_parameter_limit() {
         // 9001 parameters a row: 4 rows would pass 32766.
         assert_eq!(plan(&WIDE, 5), vec![(0, 1), (1, 1), (2, 1), (3, 1), (4, 1)]);
+        // 127 + 2 parameters a row over two statements: 256 rows would
+        // pass 32766, 64 do not (the insert's 127 alone let 256 through).
+        static TWO: Shaped = Shaped::insert_then_answer("t", &["c"; 126], "", 1, "SELECT 1");
+        assert_eq!(plan(&TWO, 300)[..2], [(0, 64), (64, 64)]);
     }
 
     #[test]
