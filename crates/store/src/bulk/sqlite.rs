@@ -842,11 +842,7 @@ mod tests {
             .build()
             .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("pairs.db").display());
-        let store = rt.block_on(Store::open(&url)).unwrap();
-        let Pool::Sqlite(pool) = store.pool() else {
-            unreachable!()
-        };
+        let (_store, pool) = rt.block_on(sqlite_store(dir.path()));
         let pg_store = std::env::var("TOOLWARDEN_TEST_POSTGRES_URL")
             .ok()
             .map(|base| rt.block_on(postgres_schema(&base)));
@@ -950,6 +946,17 @@ mod tests {
             .unwrap()
     }
 
+    /// A store migrated on a fresh SQLite file in `dir`, and its pool.
+    async fn sqlite_store(dir: &std::path::Path) -> (Store, sqlx::SqlitePool) {
+        let url = format!("sqlite://{}", dir.join("test.db").display());
+        let store = Store::open(&url).await.unwrap();
+        let Pool::Sqlite(pool) = store.pool() else {
+            unreachable!()
+        };
+        let pool = pool.clone();
+        (store, pool)
+    }
+
     /// `INSERT OR FAIL` (no statement journal) still refuses a violated
     /// constraint, and the batch's rollback takes back the rows the
     /// statement had written before it: nothing is skipped in silence.
@@ -989,11 +996,7 @@ mod tests {
     #[tokio::test]
     async fn pairing_lookups_read_the_partial_indexes() {
         let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
-        let store = Store::open(&url).await.unwrap();
-        let Pool::Sqlite(pool) = store.pool() else {
-            unreachable!()
-        };
+        let (_store, pool) = sqlite_store(dir.path()).await;
         const OPEN: &[&str] = &["tool_calls_open", "tool_calls_parked"];
         let cases: [(String, &[&str]); 4] = [
             (UNPAIRED_CALLS.sql_for(4), OPEN),
@@ -1011,7 +1014,7 @@ mod tests {
         for (sql, indexes) in cases {
             let plan: Vec<(i64, i64, i64, String)> =
                 sqlx::query_as(&format!("EXPLAIN QUERY PLAN {sql}"))
-                    .fetch_all(pool)
+                    .fetch_all(&pool)
                     .await
                     .unwrap();
             let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
@@ -1082,7 +1085,7 @@ mod tests {
                 .bind("a")
                 .bind("b")
                 .bind(1i64)
-                .fetch_all(pool)
+                .fetch_all(&pool)
                 .await
                 .unwrap();
             let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
@@ -1173,11 +1176,7 @@ mod tests {
         use crate::session_nos::BatchSessions;
         use sqlx::Connection;
         let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("nos.db").display());
-        let store = Store::open(&url).await.unwrap();
-        let Pool::Sqlite(pool) = store.pool() else {
-            unreachable!()
-        };
+        let (_store, pool) = sqlite_store(dir.path()).await;
         let mut conn = pool.acquire().await.unwrap();
         let batch = |ids: std::ops::Range<usize>, at_ms: i64| -> Vec<Event> {
             ids.map(|i| {
@@ -1246,11 +1245,7 @@ mod tests {
     #[tokio::test]
     async fn lookups_search_indexes_from_the_rows() {
         let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
-        let store = Store::open(&url).await.unwrap();
-        let Pool::Sqlite(pool) = store.pool() else {
-            unreachable!()
-        };
+        let (_store, pool) = sqlite_store(dir.path()).await;
         let mut conn = pool.acquire().await.unwrap();
         let lookups: [(&Shaped, &str); 9] = [
             (&INSERT_REQUESTS, "requests"),
