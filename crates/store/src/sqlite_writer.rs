@@ -327,3 +327,34 @@ async fn release_memory(shared: &Shared) {
         let _ = conn.close().await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use sqlx::Connection;
+    use sqlx::sqlite::SqliteConnection;
+
+    /// The bundled SQLite is compiled as `.cargo/config.toml` asks
+    /// (`LIBSQLITE3_FLAGS`): no memory statistics, and page caches of their
+    /// own, without the global mutex that memory management puts on every
+    /// page fetched (BENCHMARKS.md, issue 14). A build that lost the flags
+    /// (a `LIBSQLITE3_FLAGS` of its own in the environment) fails here.
+    #[tokio::test]
+    async fn sqlite_is_compiled_without_memory_statistics_or_management() {
+        let mut conn = SqliteConnection::connect("sqlite::memory:").await.unwrap();
+        let options: Vec<String> = sqlx::query_scalar("PRAGMA compile_options")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "memory statistics off: {options:?}"
+        );
+        assert!(
+            !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
+            "memory management off: {options:?}"
+        );
+        // What the build keeps: the threading mode sqlx relies on.
+        assert!(options.iter().any(|o| o == "THREADSAFE=1"), "{options:?}");
+        conn.close().await.unwrap();
+    }
+}
