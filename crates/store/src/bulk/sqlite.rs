@@ -1200,13 +1200,17 @@ mod tests {
                 .unwrap()
         };
 
+        let numbered = async |conn: &mut SqliteConnection, events: &[Event]| -> SessionNos {
+            let mut tx = conn.begin().await.unwrap();
+            let nos = number_sessions(&mut tx, &BatchSessions::of(events))
+                .await
+                .unwrap();
+            tx.commit().await.unwrap();
+            nos
+        };
+
         let first = batch(0..300, 1_000);
-        let mut tx = conn.begin().await.unwrap();
-        let nos = number_sessions(&mut tx, &BatchSessions::of(&first))
-            .await
-            .unwrap();
-        tx.commit().await.unwrap();
-        let numbers = table(nos, 0..300);
+        let numbers = table(numbered(&mut conn, &first).await, 0..300);
         let rows = stored(&mut conn).await;
         assert_eq!(rows.len(), 300);
         let held: Vec<i64> = rows.iter().map(|r| r.1).collect();
@@ -1219,12 +1223,7 @@ mod tests {
         // 100 known sessions, 200 new ones, an hour and a bit later.
         let later = 1_000 + STALE_SESSION_MS + 1;
         let second = batch(200..500, later);
-        let mut tx = conn.begin().await.unwrap();
-        let nos = number_sessions(&mut tx, &BatchSessions::of(&second))
-            .await
-            .unwrap();
-        tx.commit().await.unwrap();
-        let again = table(nos, 200..500);
+        let again = table(numbered(&mut conn, &second).await, 200..500);
         assert_eq!(
             again[..100],
             numbers[200..],
