@@ -161,6 +161,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0023_alert_latest.sql"),
         postgres: include_str!("../migrations/postgres/0023_alert_latest.sql"),
     },
+    Migration {
+        version: 24,
+        name: "session_calls_only",
+        sqlite: include_str!("../migrations/sqlite/0024_session_calls_only.sql"),
+        postgres: include_str!("../migrations/postgres/0024_session_calls_only.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

@@ -157,7 +157,7 @@ const DELETE_RESULT_KEYS: &str = "DELETE FROM tool_results \
 /// ([`crate::session_nos::STALE_SESSION_MS`]), so the calls of a response
 /// that ended after the cutoff can be newer than it. The earlier steps
 /// deleted the rows older than the cutoff, so a session with any row left
-/// is kept (one probe of `tool_calls_call_session` and of
+/// is kept (one probe of `tool_calls_session_newest` and of
 /// `requests_session`, by the session's number).
 macro_rules! quiet_sessions {
     () => {

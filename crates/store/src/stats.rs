@@ -211,7 +211,7 @@ struct Shape {
 pub(crate) const PG_BYTE_ORDER: &str = " COLLATE \"C\"";
 
 /// The session's test (`param`, a session id, or NULL for none): by the
-/// session's number, which the session indexes (`tool_calls_call_session`,
+/// session's number, which the session indexes (`tool_calls_session_newest`,
 /// `requests_session`) lead with; a test of `session_id` is served by none
 /// and read every row. Without a session it is `param IS NULL`.
 fn in_session(by_session: bool, param: &str, column: &str) -> String {

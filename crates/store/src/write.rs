@@ -143,6 +143,19 @@ pub(crate) const FIND_CALL_BY_RESPONSE: &str = "SELECT id, tool, call_at_ms FROM
     WHERE result_at_ms IS NULL \
     ORDER BY (call_at_ms <= $3) DESC, call_at_ms DESC, id DESC LIMIT 1";
 
+/// Session `$2` holds no row of call id `$1`: none of its calls
+/// (`tool_calls_call_session`, which holds calls only: migration 0024)
+/// and none of its result-only rows (`tool_calls_orphan`), one probe of
+/// each.
+macro_rules! session_never_saw {
+    () => {
+        "NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_no = $2 AND call_id = $1 \
+         AND request_id IS NOT NULL) \
+         AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_no = $2 AND call_id = $1 \
+         AND request_id IS NULL)"
+    };
+}
+
 /// Across sessions, only when the result's own session never saw this call
 /// id, the call finished before the result arrived, and it is the only such
 /// call (the caller asks for two rows and accepts one). Read from the open
@@ -150,25 +163,30 @@ pub(crate) const FIND_CALL_BY_RESPONSE: &str = "SELECT id, tool, call_at_ms FROM
 /// tell it from the full index of the same columns), then the parked
 /// calls' (`tool_calls_parked`, [`crate::parking`]), so calls of this id
 /// that have their result cost nothing. "This session never saw the id" is
-/// one probe of the session's rows, calls and result-only rows alike
-/// (`tool_calls_call_session`, by the session's number: `$2`).
-pub(crate) const FIND_CALL_ANYWHERE_PG: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
-    WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= $3 \
-    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_no = $2 AND call_id = $1) \
-    UNION ALL SELECT id, tool, call_at_ms FROM tool_calls \
-    WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 1 AND call_at_ms <= $3 \
-    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_no = $2 AND call_id = $1) \
-    LIMIT 2";
+/// one probe of the session's calls (`tool_calls_call_session`) and one of
+/// its result-only rows (`tool_calls_orphan`), by the session's number
+/// (`$2`): [`session_never_saw!`].
+pub(crate) const FIND_CALL_ANYWHERE_PG: &str = concat!(
+    "SELECT id, tool, call_at_ms FROM tool_calls \
+     WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= $3 AND ",
+    session_never_saw!(),
+    " UNION ALL SELECT id, tool, call_at_ms FROM tool_calls \
+     WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 1 AND call_at_ms <= $3 AND ",
+    session_never_saw!(),
+    " LIMIT 2"
+);
 /// [`FIND_CALL_ANYWHERE_PG`] for SQLite.
-pub(crate) const FIND_CALL_ANYWHERE_SQLITE: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
-    INDEXED BY tool_calls_open WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 0 \
-    AND call_at_ms <= $3 \
-    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_no = $2 AND call_id = $1) \
-    UNION ALL SELECT id, tool, call_at_ms FROM tool_calls \
-    INDEXED BY tool_calls_parked WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 1 \
-    AND call_at_ms <= $3 \
-    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_no = $2 AND call_id = $1) \
-    LIMIT 2";
+pub(crate) const FIND_CALL_ANYWHERE_SQLITE: &str = concat!(
+    "SELECT id, tool, call_at_ms FROM tool_calls \
+     INDEXED BY tool_calls_open WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 0 \
+     AND call_at_ms <= $3 AND ",
+    session_never_saw!(),
+    " UNION ALL SELECT id, tool, call_at_ms FROM tool_calls \
+     INDEXED BY tool_calls_parked WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 1 \
+     AND call_at_ms <= $3 AND ",
+    session_never_saw!(),
+    " LIMIT 2"
+);
 
 /// The text of [`PAIR_RESULT`], which [`PAIR_OPEN_CALL`] extends.
 macro_rules! pair_result_sql {

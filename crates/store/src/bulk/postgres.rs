@@ -526,7 +526,8 @@ pub(crate) async fn resent_results(
          SELECT u.n FROM u WHERE EXISTS (SELECT 1 FROM \
          (SELECT t.content_bytes, t.failed, t.excerpt, t.result_at_ms, t.response_id, \
          t.request_id FROM tool_calls t \
-         WHERE t.session_no = u.sn AND t.call_id = u.c AND t.call_at_ms IS NOT NULL \
+         WHERE t.session_no = u.sn AND t.call_id = u.c \
+         AND t.request_id IS NOT NULL AND t.call_at_ms IS NOT NULL \
          ORDER BY t.call_at_ms DESC LIMIT ",
         super::resent_probe_rows!(),
         ") AS a WHERE a.result_at_ms IS NOT NULL AND a.content_bytes = u.b \
@@ -540,7 +541,8 @@ pub(crate) async fn resent_results(
         super::kin_probe_rows!(),
         ") AS kin CROSS JOIN LATERAL (SELECT t.content_bytes, t.failed, t.excerpt, \
          t.result_at_ms, t.request_id FROM tool_calls t \
-         WHERE t.session_no = kin.no AND t.call_id = u.c AND t.call_at_ms IS NOT NULL \
+         WHERE t.session_no = kin.no AND t.call_id = u.c \
+         AND t.request_id IS NOT NULL AND t.call_at_ms IS NOT NULL \
          ORDER BY t.call_at_ms DESC LIMIT ",
         super::resent_probe_rows!(),
         ") AS a WHERE a.result_at_ms IS NOT NULL AND a.content_bytes = u.b \

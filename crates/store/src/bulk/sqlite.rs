@@ -240,7 +240,8 @@ static REST_PROBES: Shaped = Shaped::new(
          (u.g IS NOT NULL AND EXISTS (SELECT 1 FROM (SELECT t.content_bytes, t.failed, t.excerpt, \
          t.result_at_ms, t.response_id, t.request_id \
          FROM tool_calls t INDEXED BY tool_calls_call_session \
-         WHERE t.session_no = u.s AND t.call_id = u.c AND t.call_at_ms IS NOT NULL \
+         WHERE t.session_no = u.s AND t.call_id = u.c \
+         AND t.request_id IS NOT NULL AND t.call_at_ms IS NOT NULL \
          ORDER BY t.call_at_ms DESC LIMIT ",
         super::resent_probe_rows!(),
         ") AS newest WHERE newest.result_at_ms IS NOT NULL AND newest.content_bytes = u.b \
@@ -253,7 +254,8 @@ static REST_PROBES: Shaped = Shaped::new(
         super::kin_probe_rows!(),
         ") AS kin WHERE EXISTS (SELECT 1 FROM (SELECT t.content_bytes, t.failed, t.excerpt, \
          t.result_at_ms, t.request_id FROM tool_calls t INDEXED BY tool_calls_call_session \
-         WHERE t.session_no = kin.no AND t.call_id = u.c AND t.call_at_ms IS NOT NULL \
+         WHERE t.session_no = kin.no AND t.call_id = u.c \
+         AND t.request_id IS NOT NULL AND t.call_at_ms IS NOT NULL \
          ORDER BY t.call_at_ms DESC LIMIT ",
         super::resent_probe_rows!(),
         ") AS newest WHERE newest.result_at_ms IS NOT NULL AND newest.content_bytes = u.b \
@@ -1054,9 +1056,10 @@ mod tests {
             );
         }
         // The one-by-one lookups: each probe through the index that holds
-        // the rows it asks for (migration 0008: `tool_calls_call_session`
-        // led by the session; by call id alone, the open and the parked
-        // calls' indexes).
+        // the rows it asks for (a session's calls: `tool_calls_call_session`,
+        // led by the session, migrations 0008 and 0024; its result-only
+        // rows: `tool_calls_orphan`; by call id alone, the open and the
+        // parked calls' indexes).
         for (sql, indexes) in [
             (
                 crate::write::NAME_IN_SESSION,
@@ -1068,6 +1071,7 @@ mod tests {
                     "tool_calls_open",
                     "tool_calls_parked",
                     "tool_calls_call_session",
+                    "tool_calls_orphan",
                 ][..],
             ),
             (

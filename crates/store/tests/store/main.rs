@@ -46,6 +46,7 @@ macro_rules! both {
 
 both!(dedup_and_reused_ids);
 both!(cross_session_resolution);
+both!(a_session_that_named_the_id_keeps_its_results);
 both!(late_call_merges);
 both!(late_calls_merge_across_sessions);
 both!(late_calls_skip_old_results);

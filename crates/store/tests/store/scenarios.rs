@@ -223,6 +223,40 @@ pub async fn cross_session_resolution(db: TestDb) {
     assert_eq!(store.session_calls("s3").await.unwrap()[0].request_id, None);
 }
 
+/// A long call id is paired across sessions only when the result's own
+/// session never named it: a session whose earlier result of that id has a
+/// row of its own (its call was never seen) does not take another
+/// session's open call of the id for its next result (migration 0024: the
+/// probe asks the session's calls and its result-only rows apart).
+pub async fn a_session_that_named_the_id_keeps_its_results(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let id = "call_8xR4tYu2WqLm";
+    let first = result("r1", "s2", id, 1, None, false, 1_000);
+    let (_, seen) = record_all(&store, &[Event::ToolResult(first)]).await;
+    assert_eq!(
+        *seen.results.lock().unwrap(),
+        vec![(id.to_owned(), "unknown".to_owned())]
+    );
+    // Two minutes later (past the lead a late call may complete a result
+    // recorded before it) another session calls the id and leaves it open.
+    let open = call("r2", "s1", 0, id, "deploy", 121_000);
+    record_all(&store, &[Event::ToolCall(open)]).await;
+    let again = result("r3", "s2", id, 3, None, false, 122_000);
+    let (_, seen) = record_all(&store, &[Event::ToolResult(again)]).await;
+    // Named after the open call of its id, as a result left unpaired is,
+    // but not paired with it: s2 named the id before.
+    assert_eq!(
+        *seen.results.lock().unwrap(),
+        vec![(id.to_owned(), "deploy".to_owned())]
+    );
+    let s1 = store.session_calls("s1").await.unwrap();
+    assert_eq!(s1.len(), 1);
+    assert_eq!((s1[0].result_at_ms, s1[0].failed), (None, None), "{s1:?}");
+    let s2 = store.session_calls("s2").await.unwrap();
+    assert_eq!(s2.len(), 2, "{s2:?}");
+    assert!(s2.iter().all(|r| r.request_id.is_none()), "{s2:?}");
+}
+
 /// A result recorded before its call (another gateway, a slower queue): the
 /// late call completes the result's row instead of adding one.
 pub async fn late_call_merges(db: TestDb) {
