@@ -70,6 +70,7 @@ mod upstream;
 mod upstream_url;
 mod worker;
 mod write_limit;
+mod write_through;
 mod ws;
 
 pub use alerts::{
