@@ -36,6 +36,10 @@
 //! `TW_HISTORY_FLUSH_MS` the recorder's batches (default the store's),
 //! `TW_HISTORY_WRITER_CACHE_KIB`
 //! the SQLite writer's page cache (default the store's).
+//! `TW_HISTORY_DEFAULT_PAGE_CACHE=1` uses SQLite before the store opens,
+//! so that SQLite keeps its default page cache instead of
+//! `toolwarden-sqlite-page-cache`'s (each SQLite run prints which it had
+//! and the truncations it passed on and skipped).
 //!
 //! `TW_HISTORY_FP_SESSIONS=1` names `soak`'s sessions as the gateway names
 //! fingerprint sessions (`fp-…`), so each of its results also looks for
@@ -743,6 +747,15 @@ fn main() {
         .build()
         .expect("runtime");
     rt.block_on(async {
+        if std::env::var_os("TW_HISTORY_DEFAULT_PAGE_CACHE").is_some() {
+            // SQLite used before the store opens: it keeps its default page
+            // cache (`toolwarden_sqlite_page_cache::install`), for a
+            // comparison in one build.
+            let conn = sqlx::SqliteConnection::connect("sqlite::memory:")
+                .await
+                .expect("in-memory SQLite");
+            let _ = conn.close().await;
+        }
         println!("history benchmark: {turns} turns per measurement, history rows {sizes:?}");
         let dir = tempfile::tempdir().expect("tempdir");
         for backend in &backends {
@@ -785,6 +798,13 @@ fn main() {
                     );
                 }
                 store.close().await;
+                if backend == "sqlite" {
+                    println!(
+                        "sqlite    page cache: {:?}, truncations {:?}",
+                        toolwarden_sqlite_page_cache::install(),
+                        toolwarden_sqlite_page_cache::counts()
+                    );
+                }
                 if let (true, Some(base)) = (backend == "postgres", &pg_url) {
                     // Give the disk back (millions of rows are gigabytes).
                     let _ = fresh_pg_schema(base, mode.name()).await;

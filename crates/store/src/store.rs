@@ -199,6 +199,13 @@ impl Store {
         let mut writer = None;
         let pool = match Target::parse(url)? {
             Target::Sqlite(path) => {
+                // Before SQLite's first use in the process: the page cache
+                // whose commits skip the walk of every cached page
+                // (`toolwarden-sqlite-page-cache`; issue 14).
+                let cache = toolwarden_sqlite_page_cache::install();
+                if cache != toolwarden_sqlite_page_cache::Installed::Yes {
+                    tracing::debug!(?cache, "SQLite keeps its default page cache");
+                }
                 let options = SqliteConnectOptions::new()
                     .filename(&path)
                     .create_if_missing(true)
