@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The gateway's CPU a request at a paced, low rate (BENCHMARKS.md, "The
+# commit's walk of the page cache"): a Python mock answering every request
+# with one tool call (`paced/mock.py`), a client sending RATE requests a
+# second, each a session of its own with four results of calls the gateway
+# never saw (`paced/client.py`), and a `toolwarden-bench --serve-gateway`
+# child recording to SQLite. CPU from /proc/PID/stat over SECS seconds,
+# after 20 s at the same rate.
+#
+#   scripts/paced.sh BENCH_BIN RATE SECS [ROWS]
+#
+# ROWS (default 0): result-only rows and their ledger keys put into the
+# database first (random ids, with sqlite3), so that it starts at a size
+# (600,000 rows: ~290 MB).
+set -euo pipefail
+bin=$(realpath "$1"); rate=$2; secs=$3; rows=${4:-0}
+here=$(cd "$(dirname "$0")/paced" && pwd)
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+if [ "$rows" -gt 0 ]; then
+  # Migrated by the gateway itself (no upstream needed), then filled.
+  coproc F { exec "$bin" --serve-gateway http://127.0.0.1:9 "sqlite://$d/g.db" - 2>/dev/null; }
+  read -r _ <&"${F[0]}"; exec {F[1]}>&-; wait "$F_PID" 2>/dev/null || true
+  sqlite3 "$d/g.db" > /dev/null <<SQL
+PRAGMA journal_mode=WAL;
+BEGIN;
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < $rows)
+INSERT INTO tool_calls (session_id, session_no, call_id, tool, provider, at_ms,
+  result_request_id, message_index, failed, basis, content_bytes, excerpt, result_at_ms)
+SELECT 'fp-' || hex(randomblob(8)), 1000000 + i / 4, 'toolu_' || hex(randomblob(12)),
+  'read_file', 'anthropic', 1700000000000 + i, 'req-' || (i / 4), i % 4, i % 4 = 0,
+  'content', 1000, 'excerpt ' || hex(randomblob(20)), 1700000000000 + i FROM n;
+INSERT INTO tool_results (session_no, call_id, message_index, session_id, request_id, at_ms)
+SELECT session_no, call_id, message_index, session_id, result_request_id, at_ms FROM tool_calls;
+COMMIT;
+PRAGMA wal_checkpoint(TRUNCATE);
+SQL
+fi
+python3 "$here/mock.py" > "$d/mock.port" & mock=$!
+trap 'kill $mock 2>/dev/null; rm -rf "$d"' EXIT
+sleep 0.5; mport=$(cat "$d/mock.port")
+coproc G { exec "$bin" --serve-gateway "http://127.0.0.1:$mport" "sqlite://$d/g.db" - 2>"$d/gateway.err"; }
+read -r line <&"${G[0]}"; addr=${line##* }; gport=${addr##*:}
+python3 "$here/client.py" "$gport" "$rate" 20 > /dev/null
+c0=$(awk '{print $14+$15}' "/proc/$G_PID/stat")
+n=$(python3 "$here/client.py" "$gport" "$rate" "$secs")
+c1=$(awk '{print $14+$15}' "/proc/$G_PID/stat")
+tick=$(getconf CLK_TCK)
+echo "rate=$rate requests=$n cpu_us_per_request=$(( (c1 - c0) * 1000000 / tick / n )) database=$(du -sh "$d/g.db" | cut -f1)"
+exec {G[1]}>&-; wait "$G_PID" 2>/dev/null || true
