@@ -50,7 +50,9 @@ pub struct Counts {
 }
 
 static INSTALLED: OnceLock<Installed> = OnceLock::new();
-static INNER: OnceLock<Methods> = OnceLock::new();
+/// `pcache1`'s per-cache functions, set once by [`install`] before SQLite
+/// can call any wrapper.
+static INNER: OnceLock<Inner> = OnceLock::new();
 static PASSED: AtomicU64 = AtomicU64::new(0);
 static SKIPPED: AtomicU64 = AtomicU64::new(0);
 
@@ -67,17 +69,6 @@ pub fn counts() -> Counts {
         skipped: SKIPPED.load(Ordering::Relaxed),
     }
 }
-
-/// SQLite's methods as they were (function pointers into SQLite and its
-/// `pArg`, null for `pcache1`), read only after [`install`] stored them.
-struct Methods(ffi::sqlite3_pcache_methods2);
-
-// SAFETY: the struct holds function pointers and `pcache1`'s null argument;
-// it is written once (before SQLite can call the wrapper) and only read
-// after, from whichever thread SQLite calls in on.
-unsafe impl Send for Methods {}
-// SAFETY: as above: never written after `INNER` is set.
-unsafe impl Sync for Methods {}
 
 /// The default methods' per-cache functions, all present as `pcache1` has
 /// them.
@@ -119,12 +110,10 @@ impl Inner {
     }
 }
 
-fn inner() -> Inner {
-    // `install` sets `INNER` before SQLite can call any wrapper, and only
-    // with all of them present.
+fn inner() -> &'static Inner {
+    // `install` sets `INNER` before SQLite can call any wrapper.
     INNER
         .get()
-        .and_then(|m| Inner::of(&m.0))
         .expect("the page cache wrapper runs only once installed")
 }
 
@@ -151,9 +140,9 @@ fn install_once() -> Installed {
     // SAFETY: SQLite wrote the whole struct (zeroed before, so any field it
     // left is a null pointer, a valid `None`).
     let current = unsafe { current.assume_init() };
-    if current.iVersion < 1 || Inner::of(&current).is_none() {
+    let Some(inner) = Inner::of(&current).filter(|_| current.iVersion >= 1) else {
         return Installed::Refused(ffi::SQLITE_ERROR);
-    }
+    };
     let ours = ffi::sqlite3_pcache_methods2 {
         iVersion: 1,
         pArg: current.pArg,
@@ -169,7 +158,7 @@ fn install_once() -> Installed {
         xDestroy: Some(destroy),
         xShrink: Some(shrink),
     };
-    if INNER.set(Methods(current)).is_err() {
+    if INNER.set(inner).is_err() {
         return Installed::Refused(ffi::SQLITE_ERROR);
     }
     // SAFETY: `SQLITE_CONFIG_PCACHE2` takes one pointer to a
