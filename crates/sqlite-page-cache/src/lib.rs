@@ -8,9 +8,10 @@
 //! rebalancing (`balance_nonroot`) swaps two pages' numbers through a
 //! temporary one, the lock-byte page's (262,145 with 4 KiB pages), so in a
 //! database under 1 GiB every commit after a page split walked the whole
-//! cache: 2.3 ms a commit with the gateway's 16 MiB writer cache (3,963
-//! pages), ~2 % of the gateway's CPU under the soak's load (BENCHMARKS.md,
-//! "The commit's walk of the page cache").
+//! cache: 2.3 ms a commit by the clock with the gateway's 16 MiB writer
+//! cache (3,963 pages) under the soak's load, 0.4–2 % of the gateway's CPU
+//! samples there, and 5 % of its CPU at 50 requests/s (BENCHMARKS.md, "The
+//! commit's walk of the page cache").
 //!
 //! The wrapper hands every call to `pcache1` unchanged, and keeps for each
 //! cache an upper bound on the page numbers it holds (`bound.rs`); a
