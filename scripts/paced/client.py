@@ -1,12 +1,14 @@
 # The paced client of scripts/paced.sh: RATE requests a second for SECS
 # seconds on one keep-alive connection to the gateway at PORT; prints how
-# many it sent.
-# Paced requests through the gateway: each a session of its own (a fresh
-# first turn) carrying four tool results of calls the gateway never saw.
-import http.client, json, sys, time, uuid, random
+# many it sent. Each request is a session of its own (a fresh first turn)
+# carrying four tool results of calls the gateway never saw.
+import http.client, json, random, socket, sys, time, uuid
 port, rate, secs = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
-import socket
-c = http.client.HTTPConnection("127.0.0.1", port); c.connect(); c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+c = http.client.HTTPConnection("127.0.0.1", port)
+c.connect()
+# Headers and body go in two writes: without this, Nagle's algorithm and
+# delayed ACKs hold each request ~40 ms.
+c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 text = "lorem ipsum dolor sit amet " * 150
 t0 = time.time(); n = 0
 while time.time() - t0 < secs:

@@ -1,5 +1,5 @@
-# The upstream of scripts/paced.sh (one tool call per answer); prints its port.
-# A minimal Anthropic-shaped upstream: every POST answers one tool_use.
+# The upstream of scripts/paced.sh: Anthropic-shaped, every POST answered
+# with one tool_use; prints its port.
 import http.server, json, socketserver, sys, uuid
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
