@@ -32,13 +32,18 @@
 //! ([`Shaped::fetch_json`]), and what an insert would answer row by row
 //! with `RETURNING` is read back as one JSON array too
 //! ([`Shaped::insert_answering_json`]).
+//!
+//! A round trip ends at its last statement's end ([`round_trip`]), not at
+//! the channel's close that follows it: the task would sleep in between
+//! and be woken twice.
 
 use std::sync::OnceLock;
 
+use futures_util::TryStreamExt;
 use serde::de::DeserializeOwned;
-use sqlx::Arguments;
 use sqlx::error::BoxDynError;
-use sqlx::sqlite::{SqliteArguments, SqliteConnection};
+use sqlx::sqlite::{SqliteArguments, SqliteConnection, SqliteRow};
+use sqlx::{Arguments, Either, Executor, Row};
 
 /// Row counts of the statements: powers of 4, so a remainder wastes at most
 /// three quarters of its statement's rows on padding and an operation has
@@ -167,6 +172,31 @@ impl Shaped {
     }
 
     const fn with(cols: &'static [&'static str], body: Body) -> Shaped {
+        // Checked as the statics are compiled: a `;` in a piece would add a
+        // statement that `statements` does not count.
+        let pieces: [&str; 3] = match body {
+            Body::Sql(sql) => [sql, "", ""],
+            Body::Insert { table, tail } => [table, tail, ""],
+            Body::MatchThenInsert {
+                join, table, tail, ..
+            } => [join, table, tail],
+            Body::InsertThenAnswer {
+                table,
+                tail,
+                answer,
+                ..
+            } => [table, tail, answer],
+        };
+        let mut k = 0;
+        while k < pieces.len() {
+            assert!(no_semicolon(pieces[k]), "one statement per piece");
+            k += 1;
+        }
+        let mut k = 0;
+        while k < cols.len() {
+            assert!(no_semicolon(cols[k]), "one statement per piece");
+            k += 1;
+        }
         Shaped {
             cols,
             body,
@@ -185,7 +215,7 @@ impl Shaped {
     ) -> Result<(), sqlx::Error> {
         for (offset, chunk) in self.chunks(rows) {
             let (sql, args) = self.bound(offset, chunk, &bind)?;
-            sqlx::query_with(sql, args).execute(&mut *conn).await?;
+            round_trip(conn, sql, args, self.statements()).await?;
         }
         Ok(())
     }
@@ -221,9 +251,11 @@ impl Shaped {
             self.add_rows(&mut args, offset, chunk, self.cols.len(), &bind)?;
             // Not `fetch_one`: it would stop the worker after the first
             // statement's row, before the insert.
-            let lists: Vec<Option<String>> = sqlx::query_scalar_with(sql, args)
-                .fetch_all(&mut *conn)
-                .await?;
+            let lists = round_trip(conn, sql, args, self.statements()).await?;
+            let lists: Vec<Option<String>> = lists
+                .iter()
+                .map(|row| row.try_get(0))
+                .collect::<Result<_, _>>()?;
             for n in lists.iter().flatten().flat_map(|l| l.split(',')) {
                 out.push(row_index(n, rows.len())?);
             }
@@ -260,9 +292,11 @@ impl Shaped {
             }
             self.add_rows(&mut args, offset, chunk, keys, &key)?;
             // The insert answers no row; the answer, one.
-            let answers: Vec<String> = sqlx::query_scalar_with(sql, args)
-                .fetch_all(&mut *conn)
-                .await?;
+            let answers = round_trip(conn, sql, args, self.statements()).await?;
+            let answers: Vec<String> = answers
+                .iter()
+                .map(|row| row.try_get(0))
+                .collect::<Result<_, _>>()?;
             let [json] = answers.as_slice() else {
                 return Err(sqlx::Error::Protocol(format!(
                     "{} answers to one insert-then-answer",
@@ -296,6 +330,16 @@ impl Shaped {
             out.extend(items);
         }
         Ok(out)
+    }
+
+    /// How many statements a run holds: the ends [`round_trip`] waits for.
+    /// Exact by construction: [`Shaped::render`] joins this many, and the
+    /// texts it joins hold no `;` of their own (it checks).
+    fn statements(&self) -> usize {
+        match self.body {
+            Body::Sql(_) | Body::Insert { .. } => 1,
+            Body::MatchThenInsert { .. } | Body::InsertThenAnswer { .. } => 2,
+        }
     }
 
     /// Cuts `rows` into chunks of the largest shape whose parameters SQLite
@@ -446,6 +490,49 @@ impl std::fmt::Debug for Shaped {
     }
 }
 
+/// Whether `sql` holds no `;` (for [`Shaped::with`]).
+const fn no_semicolon(sql: &str) -> bool {
+    let bytes = sql.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b';' {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Runs `sql` (`statements` statements) with `args` on `conn` and gives
+/// the rows its statements answered, in order.
+///
+/// It returns at the last statement's end, not at the channel's close
+/// that sqlx's worker thread sends after it (once it has reset the
+/// statement): the awaiting task would sleep in between and be woken once
+/// more each round trip (measured: BENCHMARKS.md, "A round trip's second
+/// wake-up"). The worker takes its next command only after this one, so
+/// nothing runs out of order. A statement past `statements` would not run
+/// (the worker stops at a closed channel): [`Shaped::statements`] is exact
+/// by construction.
+async fn round_trip<'q>(
+    conn: &mut SqliteConnection,
+    sql: &'q str,
+    args: Args<'q>,
+    statements: usize,
+) -> Result<Vec<SqliteRow>, sqlx::Error> {
+    let mut answers = conn.fetch_many(sqlx::query_with(sql, args));
+    let mut rows = Vec::new();
+    let mut ended = 0;
+    while ended < statements {
+        match answers.try_next().await? {
+            Some(Either::Left(_)) => ended += 1,
+            Some(Either::Right(row)) => rows.push(row),
+            None => break,
+        }
+    }
+    Ok(rows)
+}
+
 /// A row index the database gave back, checked against the rows bound.
 fn row_index(text: &str, rows: usize) -> Result<usize, sqlx::Error> {
     match text.parse::<usize>() {
@@ -545,15 +632,16 @@ mod tests {
         );
     }
 
+    static BOTH: Shaped = Shaped::insert_after_match(
+        "t",
+        &["a", "b"],
+        1,
+        "t ON t.a = u.a",
+        "ON CONFLICT (a) DO NOTHING",
+    );
+
     #[test]
     fn match_then_insert_binds_the_keys_then_the_rows() {
-        static BOTH: Shaped = Shaped::insert_after_match(
-            "t",
-            &["a", "b"],
-            1,
-            "t ON t.a = u.a",
-            "ON CONFLICT (a) DO NOTHING",
-        );
         assert_eq!(
             BOTH.sql_for(2),
             "WITH v(n, a) AS (VALUES (?,?),(?,?)), \
@@ -625,6 +713,67 @@ mod tests {
         assert!(
             err.to_string().contains("not an insert-then-answer"),
             "{err}"
+        );
+    }
+
+    /// A round trip returns at its last statement's end: the next command
+    /// sees what it wrote, and an error in either statement is the round
+    /// trip's.
+    #[tokio::test]
+    async fn a_round_trip_ends_at_its_last_statement() {
+        use sqlx::Connection;
+        let mut conn = SqliteConnection::connect("sqlite::memory:").await.unwrap();
+        sqlx::raw_sql("CREATE TABLE t (a TEXT PRIMARY KEY, b TEXT NOT NULL)")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let key = |a: &mut Args<'_>, r: &(String, Option<String>)| a.add(r.0.clone());
+        let bind = |a: &mut Args<'_>, r: &(String, Option<String>)| {
+            a.add(r.0.clone())?;
+            a.add(r.1.clone())
+        };
+        for k in 0..50 {
+            let rows: Vec<(String, Option<String>)> = (0..3)
+                .map(|i| (format!("{}", k * 2 + i), Some("v".to_string())))
+                .collect();
+            let mut stored = BOTH
+                .insert_reporting_stored(&mut conn, &rows, key, bind)
+                .await
+                .unwrap();
+            stored.sort_unstable();
+            // Each round's first row is the last round's last.
+            assert_eq!(stored, if k == 0 { vec![] } else { vec![0] });
+            let count: i64 = sqlx::query_scalar("SELECT count(*) FROM t")
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+            assert_eq!(count, k * 2 + 3);
+        }
+        // The insert, the second statement, fails: so does the round trip.
+        let bad = [("x".to_string(), None)];
+        let err = BOTH
+            .insert_reporting_stored(&mut conn, &bad, key, bind)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("NOT NULL"), "{err}");
+        let count: i64 = sqlx::query_scalar("SELECT count(*) FROM t WHERE a = 'x'")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(count, 0);
+    }
+
+    #[test]
+    fn pieces_are_checked_for_a_second_statement() {
+        assert!(no_semicolon("SELECT 1 FROM u"));
+        assert!(!no_semicolon("SELECT 1; SELECT 2"));
+        assert_eq!(
+            (
+                PAIRS.statements(),
+                BOTH.statements(),
+                ANSWERING.statements()
+            ),
+            (1, 2, 2)
         );
     }
 
