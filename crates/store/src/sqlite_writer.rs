@@ -25,7 +25,7 @@
 //! resident.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use sqlx::Connection;
@@ -40,6 +40,18 @@ use crate::write::{self, BatchError, Outcome};
 
 /// Shortest time between two checkpoints.
 pub(crate) const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
+/// Events committed since the last checkpoint that make the next one due
+/// at once (after [`CHECKPOINT_EVERY`]): under load the log is copied every
+/// 250 ms as it grows.
+pub(crate) const CHECKPOINT_EVENTS: usize = 1024;
+/// The longest a commit waits for its checkpoint when fewer events follow
+/// it. At low traffic each checkpoint costs about the same whatever it
+/// copies (the pages it writes, two `fsync`s, and at the next commit the
+/// log's restart, which syncs it again), so the log is copied every 2 s,
+/// not at every commit (BENCHMARKS.md, "Checkpoints at low traffic"). It
+/// is also how much a power cut (not a killed process) may take back with
+/// `synchronous = NORMAL`: the commits since the log's last sync.
+pub(crate) const CHECKPOINT_WAIT: Duration = Duration::from_secs(2);
 /// The writer's own automatic checkpoint (pages of 4 KiB: 64 MiB of log):
 /// a bound on the log should the checkpointer fall behind, not the usual
 /// path. Also the size the log file is truncated back to after it was
@@ -67,8 +79,10 @@ pub(crate) struct SqliteWriter {
 #[derive(Debug)]
 struct Shared {
     conn: tokio::sync::Mutex<Option<SqliteConnection>>,
-    /// A commit happened: a checkpoint is due.
+    /// A commit happened: a checkpoint will be due.
     due: Notify,
+    /// Events (or retention's rows) committed since the last checkpoint began.
+    pending: AtomicUsize,
     closed: AtomicBool,
     /// The checkpointer's connection's options (a small cache: a
     /// checkpoint reads the log's frames, not the cache).
@@ -102,6 +116,7 @@ impl SqliteWriter {
             shared: Arc::new(Shared {
                 conn: tokio::sync::Mutex::new(None),
                 due: Notify::new(),
+                pending: AtomicUsize::new(0),
                 closed: AtomicBool::new(false),
                 checkpoint_options,
                 idle,
@@ -154,7 +169,7 @@ impl SqliteWriter {
         match result {
             Some(Ok(out)) => {
                 drop(slot);
-                self.checkpoint_soon();
+                self.checkpoint_soon(events.len());
                 Ok(out)
             }
             Some(Err(e)) => {
@@ -201,7 +216,8 @@ impl SqliteWriter {
         match result {
             Ok(n) => {
                 drop(slot);
-                self.checkpoint_soon();
+                let rows = n.iter().fold(0u64, |all, &k| all.saturating_add(k));
+                self.checkpoint_soon(usize::try_from(rows).unwrap_or(usize::MAX));
                 Ok(n)
             }
             Err(e) => {
@@ -229,8 +245,9 @@ impl SqliteWriter {
         }
     }
 
-    /// Tells the checkpointer a commit happened, starting it on the first.
-    fn checkpoint_soon(&self) {
+    /// Tells the checkpointer a commit of `weight` events (or rows) happened,
+    /// starting it on the first.
+    fn checkpoint_soon(&self, weight: usize) {
         let mut handle = self
             .checkpointer
             .lock()
@@ -238,6 +255,7 @@ impl SqliteWriter {
         if handle.is_none() {
             *handle = Some(tokio::spawn(checkpointer(self.shared.clone())));
         }
+        self.shared.pending.fetch_add(weight, Ordering::AcqRel);
         self.shared.due.notify_one();
     }
 
@@ -270,25 +288,41 @@ impl Drop for SqliteWriter {
     }
 }
 
-/// The checkpointer's task: after each commit (at most every
-/// [`CHECKPOINT_EVERY`]) a `PASSIVE` checkpoint on its own connection; after
-/// `idle` without a commit, the writer's cache given back. A failed
-/// checkpoint (a full disk, an I/O error) drops its connection and is
-/// tried again after the next commit: the log is bounded by the writer's
-/// own automatic checkpoint meanwhile.
+/// The checkpointer's task: after commits, a `PASSIVE` checkpoint on its
+/// own connection, at most every [`CHECKPOINT_EVERY`]: as soon as
+/// [`CHECKPOINT_EVENTS`] have been committed since the last, else
+/// [`CHECKPOINT_WAIT`] after it saw the first commit since (at most
+/// `idle`); after `idle` without a commit, the writer's cache given back. A failed checkpoint (a full
+/// disk, an I/O error) drops its connection and is tried again after the
+/// next commit: the log is bounded by the writer's own automatic
+/// checkpoint meanwhile.
 async fn checkpointer(shared: Arc<Shared>) {
+    use tokio::time::{Instant, timeout_at};
     let mut conn: Option<SqliteConnection> = None;
+    let closed = || shared.closed.load(Ordering::Acquire);
+    // When it last saw a commit: `idle` counts from there.
+    let mut seen = Instant::now();
     loop {
-        let idle = tokio::time::timeout(shared.idle, shared.due.notified())
+        let idle = timeout_at(seen + shared.idle, shared.due.notified())
             .await
             .is_err();
-        if idle && !shared.closed.load(Ordering::Acquire) {
+        if idle && !closed() {
             release_memory(&shared).await;
             shared.due.notified().await;
         }
-        if shared.closed.load(Ordering::Acquire) {
+        seen = Instant::now();
+        // Not past the idle release either (an `idle` shorter than the wait).
+        let due = seen + CHECKPOINT_WAIT.min(shared.idle);
+        while shared.pending.load(Ordering::Acquire) < CHECKPOINT_EVENTS && !closed() {
+            if timeout_at(due, shared.due.notified()).await.is_err() {
+                break;
+            }
+            seen = Instant::now();
+        }
+        if closed() {
             break;
         }
+        shared.pending.store(0, Ordering::Release);
         if let Err(e) = checkpoint(&shared, &mut conn).await {
             tracing::debug!(error = %e, "WAL checkpoint failed; retried after the next commit");
             conn = None;
