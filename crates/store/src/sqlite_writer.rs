@@ -292,10 +292,10 @@ impl Drop for SqliteWriter {
 /// own connection, at most every [`CHECKPOINT_EVERY`]: as soon as
 /// [`CHECKPOINT_EVENTS`] have been committed since the last, else
 /// [`CHECKPOINT_WAIT`] after it saw the first commit since (at most
-/// `idle`); after `idle` without a commit, the writer's cache given back. A failed checkpoint (a full
-/// disk, an I/O error) drops its connection and is tried again after the
-/// next commit: the log is bounded by the writer's own automatic
-/// checkpoint meanwhile.
+/// `idle`); after `idle` without a commit, the writer's cache given back.
+/// A failed checkpoint (a full disk, an I/O error) drops its connection
+/// and is tried again after the next commit: the log is bounded by the
+/// writer's own automatic checkpoint meanwhile.
 async fn checkpointer(shared: Arc<Shared>) {
     use tokio::time::{Instant, timeout_at};
     let mut conn: Option<SqliteConnection> = None;
