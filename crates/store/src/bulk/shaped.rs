@@ -187,16 +187,8 @@ impl Shaped {
                 ..
             } => [table, tail, answer],
         };
-        let mut k = 0;
-        while k < pieces.len() {
-            assert!(no_semicolon(pieces[k]), "one statement per piece");
-            k += 1;
-        }
-        let mut k = 0;
-        while k < cols.len() {
-            assert!(no_semicolon(cols[k]), "one statement per piece");
-            k += 1;
-        }
+        assert!(no_semicolon(&pieces), "one statement per piece");
+        assert!(no_semicolon(cols), "one statement per piece");
         Shaped {
             cols,
             body,
@@ -490,15 +482,19 @@ impl std::fmt::Debug for Shaped {
     }
 }
 
-/// Whether `sql` holds no `;` (for [`Shaped::with`]).
-const fn no_semicolon(sql: &str) -> bool {
-    let bytes = sql.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b';' {
-            return false;
+/// Whether no text of `pieces` holds a `;` (for [`Shaped::with`]).
+const fn no_semicolon(pieces: &[&str]) -> bool {
+    let mut k = 0;
+    while k < pieces.len() {
+        let bytes = pieces[k].as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b';' {
+                return false;
+            }
+            i += 1;
         }
-        i += 1;
+        k += 1;
     }
     true
 }
@@ -674,14 +670,24 @@ mod tests {
         );
     }
 
+    /// A database in memory with the table `t (a, b)` the statements here use.
+    async fn table_t() -> SqliteConnection {
+        use sqlx::Connection;
+        let mut conn = SqliteConnection::connect("sqlite::memory:").await.unwrap();
+        sqlx::raw_sql("CREATE TABLE t (a TEXT PRIMARY KEY, b TEXT NOT NULL)")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        conn
+    }
+
     /// Three rows in the shape of four (the insert's padding bound, so the
     /// keys land on the answer's parameters), one already stored: one
     /// answer, a row for each, the stored row's value kept.
     #[tokio::test]
     async fn insert_then_answer_answers_every_row_once() {
-        use sqlx::Connection;
-        let mut conn = SqliteConnection::connect("sqlite::memory:").await.unwrap();
-        sqlx::raw_sql("CREATE TABLE t (a TEXT PRIMARY KEY, b TEXT NOT NULL); INSERT INTO t VALUES ('y', 'old')")
+        let mut conn = table_t().await;
+        sqlx::raw_sql("INSERT INTO t VALUES ('y', 'old')")
             .execute(&mut conn)
             .await
             .unwrap();
@@ -721,12 +727,7 @@ mod tests {
     /// trip's.
     #[tokio::test]
     async fn a_round_trip_ends_at_its_last_statement() {
-        use sqlx::Connection;
-        let mut conn = SqliteConnection::connect("sqlite::memory:").await.unwrap();
-        sqlx::raw_sql("CREATE TABLE t (a TEXT PRIMARY KEY, b TEXT NOT NULL)")
-            .execute(&mut conn)
-            .await
-            .unwrap();
+        let mut conn = table_t().await;
         let key = |a: &mut Args<'_>, r: &(String, Option<String>)| a.add(r.0.clone());
         let bind = |a: &mut Args<'_>, r: &(String, Option<String>)| {
             a.add(r.0.clone())?;
@@ -765,8 +766,8 @@ mod tests {
 
     #[test]
     fn pieces_are_checked_for_a_second_statement() {
-        assert!(no_semicolon("SELECT 1 FROM u"));
-        assert!(!no_semicolon("SELECT 1; SELECT 2"));
+        assert!(no_semicolon(&["SELECT 1 FROM u", "t"]));
+        assert!(!no_semicolon(&["t", "SELECT 1; SELECT 2"]));
         assert_eq!(
             (
                 PAIRS.statements(),
