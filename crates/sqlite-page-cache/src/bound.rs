@@ -24,8 +24,7 @@ impl Bound {
     pub(crate) fn fetched(&mut self, key: u32) {
         if key > self.high {
             self.high = key;
-            let high = self.high;
-            self.renamed.retain(|&k| k > high);
+            self.renamed.retain(|&k| k > key);
         }
     }
 

@@ -73,7 +73,6 @@ pub fn counts() -> Counts {
 
 /// The default methods' per-cache functions, all present as `pcache1` has
 /// them.
-#[derive(Clone, Copy)]
 struct Inner {
     create: unsafe extern "C" fn(c_int, c_int, c_int) -> *mut ffi::sqlite3_pcache,
     cachesize: unsafe extern "C" fn(*mut ffi::sqlite3_pcache, c_int),
