@@ -4,9 +4,9 @@
 # with one tool call (`paced/mock.py`), a client sending RATE requests a
 # second, each a session of its own with four results of calls the gateway
 # never saw (`paced/client.py`), and a `toolwarden-bench --serve-gateway`
-# child recording to SQLite. CPU from /proc/PID/stat, and each thread's
-# CPU and voluntary context switches (wake-ups) from /proc/PID/task/*/,
-# over SECS seconds, after 20 s at the same rate.
+# child recording to SQLite. Each thread's CPU (schedstat, in ns) and
+# voluntary context switches (wake-ups) from /proc/PID/task/*/, over SECS
+# seconds, after 20 s at the same rate; the process's CPU is their sum.
 #
 #   scripts/paced.sh BENCH_BIN RATE SECS [ROWS]
 #
@@ -41,19 +41,24 @@ trap 'kill $mock 2>/dev/null; rm -rf "$d"' EXIT
 sleep 0.5; mport=$(cat "$d/mock.port")
 coproc G { exec "$bin" --serve-gateway "http://127.0.0.1:$mport" "sqlite://$d/g.db" - 2>"$d/gateway.err"; }
 read -r line <&"${G[0]}"; addr=${line##* }; gport=${addr##*:}
-# Per thread (name and id): voluntary switches and CPU ticks.
+# Per thread (name and id): voluntary switches and nanoseconds on a CPU
+# (schedstat's first field: finer than the ticks of /proc/PID/stat, which
+# at these rates are a tenth of a request's CPU or more).
 switches() {
   for t in /proc/"$G_PID"/task/*; do
     printf '%s:%s %s %s\n' "$(tr ' ' _ < "$t/comm")" "${t##*/}" \
-      "$(awk '/^voluntary_ctxt_switches/ {print $2}' "$t/status")" "$(awk '{print $14+$15}' "$t/stat")"
+      "$(awk '/^voluntary_ctxt_switches/ {print $2}' "$t/status")" "$(cut -d' ' -f1 "$t/schedstat")"
   done | sort
 }
 python3 "$here/client.py" "$gport" "$rate" 20 > /dev/null
-c0=$(awk '{print $14+$15}' "/proc/$G_PID/stat"); switches > "$d/s0"
+switches > "$d/s0"
 n=$(python3 "$here/client.py" "$gport" "$rate" "$secs")
-c1=$(awk '{print $14+$15}' "/proc/$G_PID/stat"); switches > "$d/s1"
-tick=$(getconf CLK_TCK)
-echo "rate=$rate requests=$n cpu_us_per_request=$(( (c1 - c0) * 1000000 / tick / n )) database=$(du -sh "$d/g.db" | cut -f1)"
-join "$d/s0" "$d/s1" | awk -v n="$n" -v tick="$tick" '($4 - $2) + ($5 - $3) > 0 {
-  printf "%s wake-ups a request: %.2f, CPU us a request: %d\n", $1, ($4 - $2) / n, ($5 - $3) * 1000000 / tick / n}'
+switches > "$d/s1"
+# The process's CPU: that of its threads alive at both ends (a thread
+# that came and went in between would be missed; none does here).
+join "$d/s0" "$d/s1" | awk -v n="$n" -v rate="$rate" -v db="$(du -sh "$d/g.db" | cut -f1)" '
+  { cpu += $5 - $3 }
+  END { printf "rate=%s requests=%d cpu_us_per_request=%d database=%s\n", rate, n, cpu / 1000 / n, db }'
+join "$d/s0" "$d/s1" | awk -v n="$n" '($4 - $2) + ($5 - $3) > 0 {
+  printf "%s wake-ups a request: %.2f, CPU us a request: %d\n", $1, ($4 - $2) / n, ($5 - $3) / 1000 / n}'
 exec {G[1]}>&-; wait "$G_PID" 2>/dev/null || true
