@@ -55,6 +55,23 @@ use toolwarden_mock_provider::{Fault, MockOptions, MockProvider};
 /// the recorder's flush interval (200 ms) and a margin, so the phase's
 /// events are written in it.
 const RECORDER_FLUSH: Duration = Duration::from_millis(300);
+/// Then, before a recording gateway's CPU is read: the longest the store
+/// waits to checkpoint the last few events it committed
+/// ([`toolwarden_store::CHECKPOINT_WAIT`]) and a margin, so that the
+/// checkpoint is counted in the phase whose events it copies (without it a
+/// round of 1,000 requests left ~2.4 µs a request of the gateway's CPU to
+/// after its reading: BENCHMARKS.md, "The recorder's wake-ups at low
+/// traffic, and flume's lock").
+const CHECKPOINT_LAG: Duration =
+    toolwarden_store::CHECKPOINT_WAIT.saturating_add(Duration::from_millis(200));
+
+/// After a phase's requests: until what they cost `recording` is spent.
+async fn settle(recording: bool) {
+    tokio::time::sleep(RECORDER_FLUSH).await;
+    if recording {
+        tokio::time::sleep(CHECKPOINT_LAG).await;
+    }
+}
 
 #[derive(Debug, Clone)]
 struct Args {
@@ -451,7 +468,7 @@ async fn run(args: Args) -> Result<(), String> {
             });
         }
     }
-    tokio::time::sleep(RECORDER_FLUSH).await;
+    settle(true).await;
     let cpu_us = (gw.cpu_secs_fine() - cpu_start) * 1e6 / gw_requests.max(1) as f64;
     let after_latency = recorder_counts(proxied).await?;
     let overhead_end = overhead_totals(proxied).await?;
@@ -507,7 +524,7 @@ async fn run(args: Args) -> Result<(), String> {
         g_all.extend(g);
         done += n;
     }
-    tokio::time::sleep(RECORDER_FLUSH).await;
+    settle(true).await;
     let codex_cpu_us = (gw.cpu_secs_fine() - cpu_start) * 1e6 / g_all.len().max(1) as f64;
     let zstd_kb = zstd(&codex.body).len() as f64 / 1024.0;
     for p in [50.0, 99.0] {
@@ -566,7 +583,7 @@ async fn run(args: Args) -> Result<(), String> {
     let d1 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d1").await?;
     let cpu_tp_start = gw.cpu_secs_fine();
     let g = throughput(proxied, shape, args.conns, args.throughput_requests, "tp-g").await?;
-    tokio::time::sleep(RECORDER_FLUSH).await;
+    settle(true).await;
     let cpu_tp = (gw.cpu_secs_fine() - cpu_tp_start) * 1e6 / args.throughput_requests as f64;
     let after_throughput = recorder_counts(proxied).await?;
     let d2 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d2").await?;

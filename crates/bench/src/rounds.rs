@@ -14,9 +14,10 @@
 use std::net::SocketAddr;
 
 use crate::{
-    RECORDER_FLUSH, Row,
+    Row,
     child::{GatewayChild, ThreadsCpu},
     load::{Shape, percentile_ms, sequential, throughput},
+    settle,
 };
 
 /// The processes a round measures.
@@ -123,7 +124,8 @@ async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result
         let child = procs[k];
         let start = child.cpu_secs_fine();
         let (mut totals, _) = sequential(child.addr, shape, load.sequential, &session).await?;
-        tokio::time::sleep(RECORDER_FLUSH).await;
+        // `procs[0]`, the recording gateway, until its checkpoint too.
+        settle(k == 0).await;
         cpu_one[k] = per_request_us(child.cpu_secs_fine() - start, totals.len());
         p50[k] = percentile_ms(&mut totals, 50.0);
     }
@@ -140,7 +142,7 @@ async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result
         let start = child.cpu_secs_fine();
         let threads = ThreadsCpu::of(child.pid());
         tp[k] = throughput(child.addr, shape, load.conns, load.concurrent, &prefix).await?;
-        tokio::time::sleep(RECORDER_FLUSH).await;
+        settle(k == 0).await;
         // `throughput` sends `concurrent / conns` requests on each connection.
         let sent = load.concurrent / load.conns * load.conns;
         cpu_many[k] = per_request_us(child.cpu_secs_fine() - start, sent);

@@ -51,7 +51,7 @@ pub(crate) const CHECKPOINT_EVENTS: usize = 1024;
 /// not at every commit (BENCHMARKS.md, "Checkpoints at low traffic"). It
 /// is also how much a power cut (not a killed process) may take back with
 /// `synchronous = NORMAL`: the commits since the log's last sync.
-pub(crate) const CHECKPOINT_WAIT: Duration = Duration::from_secs(2);
+pub const CHECKPOINT_WAIT: Duration = Duration::from_secs(2);
 /// The writer's own automatic checkpoint (pages of 4 KiB: 64 MiB of log):
 /// a bound on the log should the checkpointer fall behind, not the usual
 /// path. Also the size the log file is truncated back to after it was
