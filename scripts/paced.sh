@@ -43,7 +43,7 @@ coproc G { exec "$bin" --serve-gateway "http://127.0.0.1:$mport" "sqlite://$d/g.
 read -r line <&"${G[0]}"; addr=${line##* }; gport=${addr##*:}
 # Per thread (name and id): voluntary switches and nanoseconds on a CPU
 # (schedstat's first field: finer than the ticks of /proc/PID/stat, which
-# at these rates are a tenth of a request's CPU or more).
+# over these runs are 30–125 µs a request).
 switches() {
   for t in /proc/"$G_PID"/task/*; do
     printf '%s:%s %s %s\n' "$(tr ' ' _ < "$t/comm")" "${t##*/}" \

@@ -65,10 +65,12 @@ const RECORDER_FLUSH: Duration = Duration::from_millis(300);
 const CHECKPOINT_LAG: Duration =
     toolwarden_store::CHECKPOINT_WAIT.saturating_add(Duration::from_millis(200));
 
-/// After a phase's requests: until what they cost `recording` is spent.
-async fn settle(recording: bool) {
+/// Waits after a phase's requests until what they cost the gateway is
+/// spent: their events written and, when it records, the checkpoint that
+/// copies them run.
+async fn settle(records: bool) {
     tokio::time::sleep(RECORDER_FLUSH).await;
-    if recording {
+    if records {
         tokio::time::sleep(CHECKPOINT_LAG).await;
     }
 }
@@ -468,7 +470,7 @@ async fn run(args: Args) -> Result<(), String> {
             });
         }
     }
-    settle(true).await;
+    settle(args.record != Record::Off).await;
     let cpu_us = (gw.cpu_secs_fine() - cpu_start) * 1e6 / gw_requests.max(1) as f64;
     let after_latency = recorder_counts(proxied).await?;
     let overhead_end = overhead_totals(proxied).await?;
@@ -524,7 +526,7 @@ async fn run(args: Args) -> Result<(), String> {
         g_all.extend(g);
         done += n;
     }
-    settle(true).await;
+    settle(args.record != Record::Off).await;
     let codex_cpu_us = (gw.cpu_secs_fine() - cpu_start) * 1e6 / g_all.len().max(1) as f64;
     let zstd_kb = zstd(&codex.body).len() as f64 / 1024.0;
     for p in [50.0, 99.0] {
@@ -583,7 +585,7 @@ async fn run(args: Args) -> Result<(), String> {
     let d1 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d1").await?;
     let cpu_tp_start = gw.cpu_secs_fine();
     let g = throughput(proxied, shape, args.conns, args.throughput_requests, "tp-g").await?;
-    settle(true).await;
+    settle(args.record != Record::Off).await;
     let cpu_tp = (gw.cpu_secs_fine() - cpu_tp_start) * 1e6 / args.throughput_requests as f64;
     let after_throughput = recorder_counts(proxied).await?;
     let d2 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d2").await?;
@@ -723,6 +725,7 @@ async fn run(args: Args) -> Result<(), String> {
         let sides = rounds::Sides {
             direct,
             gateway: &gw,
+            gateway_records: args.record != Record::Off,
             floor0: &blocking_relay.child,
             unrecorded: unrecorded.as_ref().map(|u| &u.child),
         };

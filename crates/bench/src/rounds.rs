@@ -24,6 +24,9 @@ use crate::{
 pub(crate) struct Sides<'a> {
     pub(crate) direct: SocketAddr,
     pub(crate) gateway: &'a GatewayChild,
+    /// Whether `gateway` records (`--record on|sqlite`): its CPU is then
+    /// read after its checkpoint too ([`settle`]).
+    pub(crate) gateway_records: bool,
     pub(crate) floor0: &'a GatewayChild,
     pub(crate) unrecorded: Option<&'a GatewayChild>,
 }
@@ -124,8 +127,7 @@ async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result
         let child = procs[k];
         let start = child.cpu_secs_fine();
         let (mut totals, _) = sequential(child.addr, shape, load.sequential, &session).await?;
-        // `procs[0]`, the recording gateway, until its checkpoint too.
-        settle(k == 0).await;
+        settle(k == 0 && sides.gateway_records).await;
         cpu_one[k] = per_request_us(child.cpu_secs_fine() - start, totals.len());
         p50[k] = percentile_ms(&mut totals, 50.0);
     }
@@ -142,7 +144,7 @@ async fn round(sides: &Sides<'_>, shape: &Shape, load: Load, r: usize) -> Result
         let start = child.cpu_secs_fine();
         let threads = ThreadsCpu::of(child.pid());
         tp[k] = throughput(child.addr, shape, load.conns, load.concurrent, &prefix).await?;
-        settle(k == 0).await;
+        settle(k == 0 && sides.gateway_records).await;
         // `throughput` sends `concurrent / conns` requests on each connection.
         let sent = load.concurrent / load.conns * load.conns;
         cpu_many[k] = per_request_us(child.cpu_secs_fine() - start, sent);
