@@ -123,6 +123,11 @@ impl Record {
             Record::Off => "OFF",
         }
     }
+
+    /// Whether the measured gateway records at all.
+    fn records(self) -> bool {
+        self != Record::Off
+    }
 }
 
 /// What `parse` found: the arguments, or a request for the usage.
@@ -470,7 +475,7 @@ async fn run(args: Args) -> Result<(), String> {
             });
         }
     }
-    settle(args.record != Record::Off).await;
+    settle(args.record.records()).await;
     let cpu_us = (gw.cpu_secs_fine() - cpu_start) * 1e6 / gw_requests.max(1) as f64;
     let after_latency = recorder_counts(proxied).await?;
     let overhead_end = overhead_totals(proxied).await?;
@@ -526,7 +531,7 @@ async fn run(args: Args) -> Result<(), String> {
         g_all.extend(g);
         done += n;
     }
-    settle(args.record != Record::Off).await;
+    settle(args.record.records()).await;
     let codex_cpu_us = (gw.cpu_secs_fine() - cpu_start) * 1e6 / g_all.len().max(1) as f64;
     let zstd_kb = zstd(&codex.body).len() as f64 / 1024.0;
     for p in [50.0, 99.0] {
@@ -585,7 +590,7 @@ async fn run(args: Args) -> Result<(), String> {
     let d1 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d1").await?;
     let cpu_tp_start = gw.cpu_secs_fine();
     let g = throughput(proxied, shape, args.conns, args.throughput_requests, "tp-g").await?;
-    settle(args.record != Record::Off).await;
+    settle(args.record.records()).await;
     let cpu_tp = (gw.cpu_secs_fine() - cpu_tp_start) * 1e6 / args.throughput_requests as f64;
     let after_throughput = recorder_counts(proxied).await?;
     let d2 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d2").await?;
@@ -725,7 +730,7 @@ async fn run(args: Args) -> Result<(), String> {
         let sides = rounds::Sides {
             direct,
             gateway: &gw,
-            gateway_records: args.record != Record::Off,
+            gateway_records: args.record.records(),
             floor0: &blocking_relay.child,
             unrecorded: unrecorded.as_ref().map(|u| &u.child),
         };
@@ -772,8 +777,8 @@ async fn run(args: Args) -> Result<(), String> {
             .map(|n| n.get())
             .unwrap_or(0),
         args.record.describe(),
-        child::gateway_workers(args.record != Record::Off),
-        if args.record != Record::Off {
+        child::gateway_workers(args.record.records()),
+        if args.record.records() {
             " (the gateway without recording as many)"
         } else {
             ""
