@@ -105,7 +105,7 @@ pub use recorder::{
 };
 pub use retention::{PG_STEP_LOCK, Prune, Pruned};
 pub use since::{SinceError, parse_since};
-pub use sqlite_writer::CHECKPOINT_WAIT;
+pub use sqlite_writer::{CHECKPOINT_WAIT, SQLITE_PAGE_SIZE};
 pub use stats::{
     CallRow, CallTotals, FailureRow, ModelRow, RepairRow, RequestTotals, SessionCalls, SessionRow,
     Stats, StatsQuery, TOOL_ROWS, TimelineRow, ToolRow, failure_rate,

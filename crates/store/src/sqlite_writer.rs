@@ -12,7 +12,7 @@
 //! writer only appends to the log; a task on another connection (another
 //! sqlx worker thread) runs `PASSIVE` checkpoints after commits, at most
 //! every [`CHECKPOINT_EVERY`], which never block the writer. The writer's
-//! own automatic checkpoint stays as a bound ([`WAL_BOUND_PAGES`]): if the
+//! own automatic checkpoint stays as a bound ([`WAL_BOUND_BYTES`]): if the
 //! checkpointer falls behind or fails, the log still cannot grow past it.
 //!
 //! The writer's page cache has its own size (`sqlite_writer_cache_kib`):
@@ -52,11 +52,19 @@ pub(crate) const CHECKPOINT_EVENTS: usize = 1024;
 /// is also how much a power cut (not a killed process) may take back with
 /// `synchronous = NORMAL`: the commits since the log's last sync.
 pub const CHECKPOINT_WAIT: Duration = Duration::from_secs(2);
-/// The writer's own automatic checkpoint (pages of 4 KiB: 64 MiB of log):
-/// a bound on the log should the checkpointer fall behind, not the usual
-/// path. Also the size the log file is truncated back to after it was
-/// reset (`journal_size_limit`).
-pub(crate) const WAL_BOUND_PAGES: u32 = 16_384;
+/// The page size of a database the store creates. SQLite's default is
+/// 4 KiB; with 16 KiB pages a batch's inserts split and rebalance a quarter
+/// as many pages: SQLite's threads spend ~9 % less a request under the
+/// soak's load, and a recorded event 18–25 % less with 10 M rows of
+/// history (BENCHMARKS.md, "Pages of 16 KiB"). A database created
+/// before keeps its pages: SQLite changes a WAL database's page size only
+/// by a `VACUUM` out of WAL mode.
+pub const SQLITE_PAGE_SIZE: u32 = 16_384;
+/// The writer's own automatic checkpoint, in bytes of log (set in pages of
+/// the database's size when the writer opens): a bound on the log should
+/// the checkpointer fall behind, not the usual path. Also the size the log
+/// file is truncated back to after it was reset (`journal_size_limit`).
+pub(crate) const WAL_BOUND_BYTES: u64 = 64 << 20;
 /// How long [`SqliteWriter::close`] waits for a checkpoint under way.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
@@ -105,11 +113,7 @@ impl SqliteWriter {
         let writer = options
             .clone()
             .pragma("cache_size", format!("-{}", cache_kib.max(64)))
-            .pragma("wal_autocheckpoint", WAL_BOUND_PAGES.to_string())
-            .pragma(
-                "journal_size_limit",
-                (u64::from(WAL_BOUND_PAGES) * 4096).to_string(),
-            );
+            .pragma("journal_size_limit", WAL_BOUND_BYTES.to_string());
         let checkpoint_options = options.clone().pragma("cache_size", "-64");
         SqliteWriter {
             options: writer,
@@ -237,11 +241,15 @@ impl SqliteWriter {
     ) -> Result<&'a mut SqliteConnection, StoreError> {
         match slot {
             Some(conn) => Ok(conn),
-            None => Ok(slot.insert(
-                SqliteConnection::connect_with(&self.options)
+            None => {
+                let connect =
+                    |e: sqlx::Error| StoreError::new(StoreErrorKind::Connect, None, e.to_string());
+                let mut conn = SqliteConnection::connect_with(&self.options)
                     .await
-                    .map_err(|e| StoreError::new(StoreErrorKind::Connect, None, e.to_string()))?,
-            )),
+                    .map_err(connect)?;
+                bound_the_log(&mut conn).await.map_err(connect)?;
+                Ok(slot.insert(conn))
+            }
         }
     }
 
@@ -350,6 +358,21 @@ async fn checkpoint(
     Ok(())
 }
 
+/// Sets the writer's automatic checkpoint to [`WAL_BOUND_BYTES`] of log in
+/// the database's own pages (a database created before
+/// [`SQLITE_PAGE_SIZE`] was raised has pages of 4 KiB).
+async fn bound_the_log(conn: &mut SqliteConnection) -> Result<(), sqlx::Error> {
+    let page: i64 = sqlx::query_scalar("PRAGMA page_size")
+        .fetch_one(&mut *conn)
+        .await?;
+    let pages = WAL_BOUND_BYTES / page.clamp(512, 65_536) as u64;
+    // A pragma takes no bound parameter; `pages` is a number.
+    let _: i64 = sqlx::query_scalar(&format!("PRAGMA wal_autocheckpoint = {pages}"))
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok(())
+}
+
 /// Gives back the writer's memory while it is idle: its connection is
 /// closed (page cache, prepared statements and all), and the next batch
 /// opens a fresh one. (`PRAGMA shrink_memory` on the open connection left
@@ -364,8 +387,56 @@ async fn release_memory(shared: &Shared) {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use sqlx::Connection;
-    use sqlx::sqlite::SqliteConnection;
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteJournalMode};
+
+    use super::{SQLITE_PAGE_SIZE, SqliteWriter, WAL_BOUND_BYTES};
+
+    async fn pragma(conn: &mut SqliteConnection, name: &str) -> i64 {
+        sqlx::query_scalar(&format!("PRAGMA {name}"))
+            .fetch_one(conn)
+            .await
+            .unwrap()
+    }
+
+    /// A database the store creates has pages of [`SQLITE_PAGE_SIZE`]; one
+    /// created with SQLite's 4 KiB keeps them. Either way the writer bounds
+    /// its log at [`WAL_BOUND_BYTES`] in the database's own pages.
+    #[tokio::test]
+    async fn the_logs_bound_is_in_the_databases_own_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old.db");
+        let wal = |path: &std::path::Path| {
+            SqliteConnectOptions::new()
+                .filename(path)
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+        };
+        // An older build's database: SQLite's default pages, and a table.
+        let mut conn = SqliteConnection::connect_with(&wal(&old)).await.unwrap();
+        sqlx::query("CREATE TABLE t (x)")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        conn.close().await.unwrap();
+        let url = format!("sqlite://{}", dir.path().join("new.db").display());
+        crate::Store::open(&url).await.unwrap().close().await;
+
+        for (file, page) in [("new.db", i64::from(SQLITE_PAGE_SIZE)), ("old.db", 4096)] {
+            let options = wal(&dir.path().join(file)).page_size(SQLITE_PAGE_SIZE);
+            let writer = SqliteWriter::new(&options, 1024, Duration::from_secs(60));
+            let mut slot = None;
+            let conn = writer.open(&mut slot).await.unwrap();
+            assert_eq!(pragma(conn, "page_size").await, page, "{file}");
+            let bound = pragma(conn, "wal_autocheckpoint").await;
+            assert_eq!(bound * page, WAL_BOUND_BYTES as i64, "{file}");
+            let limit = pragma(conn, "journal_size_limit").await;
+            assert_eq!(limit, WAL_BOUND_BYTES as i64, "{file}");
+            writer.close().await;
+        }
+    }
 
     /// The bundled SQLite is compiled as `.cargo/config.toml` asks
     /// (`LIBSQLITE3_FLAGS`): no memory statistics, and page caches of their

@@ -211,6 +211,8 @@ impl Store {
                     .create_if_missing(true)
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Normal)
+                    // A new database's pages; an existing one keeps its own.
+                    .page_size(crate::sqlite_writer::SQLITE_PAGE_SIZE)
                     // A bounded page cache (negative: KiB) and in-memory
                     // temp b-trees.
                     .pragma("cache_size", format!("-{}", opts.sqlite_cache_kib.max(64)))
