@@ -107,14 +107,15 @@ fn insert_sql(n: usize) -> String {
 }
 
 /// The connection the floors write on (this one and `schema_floor.rs`),
-/// set up as the store's: WAL, `synchronous = NORMAL`, temporary tables in
-/// memory.
+/// set up as the store's: WAL, `synchronous = NORMAL`, the store's page
+/// size for a new database, temporary tables in memory.
 pub(crate) fn writer_options(path: &Path) -> SqliteConnectOptions {
     SqliteConnectOptions::new()
         .filename(path)
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
+        .page_size(toolwarden_store::SQLITE_PAGE_SIZE)
         .pragma("temp_store", "memory")
 }
 
