@@ -211,7 +211,8 @@ impl Store {
                     .create_if_missing(true)
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Normal)
-                    // A new database's pages; an existing one keeps its own.
+                    // A new database's pages (SQLite's default; an
+                    // existing database keeps its own).
                     .page_size(crate::sqlite_writer::SQLITE_PAGE_SIZE)
                     // A bounded page cache (negative: KiB) and in-memory
                     // temp b-trees.
