@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The recording gateway's CPU a request under the soak's load, by kind of
-# thread (BENCHMARKS.md, "Pages of 16 KiB"): `toolwarden-bench --soak SECS
-# --conns 32`, and each thread's CPU (schedstat, in ns) from
-# /proc/PID/task/*/ of its `--serve-gateway` child at 20 s and at SECS - 10
-# s, summed by thread name (the proxy workers, the control runtime, SQLite's
-# connection threads), over the requests the soak's table counts between.
+# thread (BENCHMARKS.md, "Pages of 16 KiB: measured, not kept"):
+# `toolwarden-bench --soak SECS --conns 32`, and each thread's CPU
+# (schedstat, in ns) from /proc/PID/task/*/ of its `--serve-gateway` child
+# at 20 s and at SECS - 10 s, summed by thread name (the proxy workers, the
+# control runtime, SQLite's connection threads), over the requests the
+# soak's table counts between.
 #
 #   scripts/soak_cpu.sh BENCH_BIN [SECS]
 #
@@ -17,7 +18,8 @@ out=$(mktemp); trap 'rm -f "$out"' EXIT
 "$bin" --soak "$secs" --conns 32 > "$out" 2>&1 &
 soak=$!
 sleep 3
-pid=$(pgrep -n -f -- "--serve-gateway")
+# The bench's own gateway child, not another run's.
+pid=$(pgrep -n -P "$soak" -f -- "--serve-gateway")
 snap() {
   for t in /proc/"$pid"/task/*; do
     c=$(tr ' ' _ < "$t/comm"); echo "${c%%[0-9]*} $(cut -d' ' -f1 "$t/schedstat")"
