@@ -11,7 +11,7 @@ set -euo pipefail
 ci_suite=cloud-e2e
 . "$(dirname "$0")/lib.sh"
 venv="$target/cloud-venv"
-pins=(openai==3.57.0 "anthropic[bedrock,vertex]==2.15.0" google-genai==3.6.1 boto3==1.44.8 botocore==1.44.8 google-auth==2.63.0)
+pins=(openai==3.63.0 "anthropic[bedrock,vertex]==2.17.0" google-genai==3.6.1 boto3==1.44.18 botocore==1.44.18 google-auth==2.63.1)
 azure_key="azure-e2e-key-$$"
 aws_key_id="AKIDCLOUDE2E"
 aws_secret="cloud-e2e/secret-$$"

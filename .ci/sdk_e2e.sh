@@ -13,7 +13,7 @@ venv="$target/sdk-venv"
 key="sk-sdk-e2e-key-$$"
 
 # --- the SDKs, pinned, in a venv under the target directory
-ci_pip "$venv" openai==3.57.0 anthropic==2.15.0 grpcio==1.76.0 opentelemetry-proto==1.45.2
+ci_pip "$venv" openai==3.63.0 anthropic==2.17.0 grpcio==1.76.0 opentelemetry-proto==1.45.2
 "$venv/bin/python" -c 'import openai, anthropic; print("== SDKs: openai", openai.__version__, "anthropic", anthropic.__version__)'
 
 ci_build

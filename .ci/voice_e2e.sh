@@ -17,7 +17,7 @@
 set -euo pipefail
 ci_suite=voice-e2e
 . "$(dirname "$0")/lib.sh"
-OPENAI_SDK_VERSION=3.57.0   # has client.realtime.connect() (GA events)
+OPENAI_SDK_VERSION=3.63.0   # has client.realtime.connect() (GA events)
 GENAI_SDK_VERSION=3.6.1     # sends {"tool_response":{"functionResponses":…}}
 venv="$target/voice-venv"
 

@@ -11,7 +11,7 @@
 set -euo pipefail
 ci_suite=ws-e2e
 . "$(dirname "$0")/lib.sh"
-OPENAI_SDK_VERSION=3.57.0   # has client.responses.connect() and the beta connection.response.inject()
+OPENAI_SDK_VERSION=3.63.0   # has client.responses.connect() and the beta connection.response.inject()
 CODEX_VERSION=${TOOLWARDEN_E2E_CODEX:-0.171.0}
 venv="$target/ws-venv"
 codex_dir="${TOOLWARDEN_E2E_CACHE:-$target}/ws-codex"
