@@ -55,11 +55,11 @@ pub const CHECKPOINT_WAIT: Duration = Duration::from_secs(2);
 /// The page size of a database the store creates: SQLite's default, set
 /// here so that the choice is made in one place. Pages of 16 KiB cost
 /// SQLite's threads ~9 % less a request under the soak's load and a
-/// recorded event 18–25 % less CPU with 10 M rows of history, but with
-/// random ids that history recorded fewer events a second, past the
-/// target's 1.5× in one run of two (BENCHMARKS.md, "Pages of 16 KiB:
-/// measured, not kept"). A database keeps the page size it was created
-/// with.
+/// recorded event 5–25 % less CPU with 10 M rows of history, but with
+/// random ids a database that starts empty and grows recorded 7–12 %
+/// fewer events a second (BENCHMARKS.md, "Pages of 16 KiB: measured, not
+/// kept" and "Pages of 16 KiB over a longer measurement"). A database
+/// keeps the page size it was created with.
 pub const SQLITE_PAGE_SIZE: u32 = 4096;
 /// The writer's own automatic checkpoint, in bytes of log (set in pages of
 /// the database's size when the writer opens): a bound on the log should
