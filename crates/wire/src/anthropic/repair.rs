@@ -462,6 +462,15 @@ impl<'l, 'a> Repairer<'l, 'a> {
             }
             return (tail, false);
         }
+        // The last message that stays, an assistant one: a prefill.
+        let ends_prefill = m.is_assistant()
+            && i + 1
+                == self
+                    .prefill
+                    .as_ref()
+                    .map_or(self.l.msgs.len(), |p| p.keep_messages);
+        // The last result turned into text, by its place in `tail`.
+        let mut last_orphan: Option<(usize, String)> = None;
         for j in 0..m.blocks.len() {
             if self.cuts(i, j) {
                 exact = false;
@@ -506,6 +515,7 @@ impl<'l, 'a> Repairer<'l, 'a> {
                         r#"{{"type":"text","text":{}}}"#,
                         json_string(&text)
                     )));
+                    last_orphan = Some((tail.len() - 1, text));
                     let what = format!("result for unknown call {id} turned into text");
                     self.change(
                         ChangeKind::ConvertedResultToText,
@@ -516,6 +526,13 @@ impl<'l, 'a> Repairer<'l, 'a> {
                     );
                 }
             }
+        }
+        // Ending the prefill, such a text does not end in whitespace (the
+        // API refuses it: "final assistant content cannot end with
+        // trailing whitespace").
+        if let Some((k, text)) = last_orphan.filter(|o| ends_prefill && o.0 + 1 == tail.len()) {
+            let kept = crate::prefill::trim_end_js(&text);
+            tail[k] = Piece::New(format!(r#"{{"type":"text","text":{}}}"#, json_string(kept)));
         }
         (tail, exact)
     }

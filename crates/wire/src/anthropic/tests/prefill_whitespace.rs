@@ -235,3 +235,43 @@ fn repair_trims_the_prefill_with_other_defects() {
         "{kinds:?}"
     );
 }
+
+/// A result without its call at the end of a prefill: the text it is
+/// turned into ends it, so that text loses its trailing whitespace (the
+/// header's newline when the result had no content, or the content's own);
+/// elsewhere it is kept whole. Found by the `repair` fuzz target.
+#[test]
+fn a_result_turned_into_text_does_not_end_a_prefill_in_whitespace() {
+    for (content, text) in [
+        (
+            "",
+            "[Result of tool call toolu_9, whose call is not in this conversation]",
+        ),
+        (
+            r#", "content": "done\n\n""#,
+            "[Result of tool call toolu_9, whose call is not in this conversation]\ndone",
+        ),
+    ] {
+        let b = with_last(&format!(
+            r#"{{"role": "assistant", "content": [{{"type": "text", "text": "\n\n"}}, {{"type": "thinking", "thinking": "t", "signature": "s"}}, {{"type": "tool_result", "tool_use_id": "toolu_9"{content}}}]}}"#
+        ));
+        let r = repair(b.as_bytes()).unwrap();
+        let out = String::from_utf8(r.body.into_owned()).unwrap();
+        assert_eq!(defects(&out), vec![], "{out}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["messages"][1]["content"][2]["text"], text, "{out}");
+        let kinds: Vec<_> = r.changes.iter().map(|c| c.kind).collect();
+        assert_eq!(kinds, vec![ChangeKind::ConvertedResultToText]);
+    }
+    // Not the prefill's end: the text is whole.
+    let b = with_last(
+        r#"{"role": "assistant", "content": [{"type": "tool_result", "tool_use_id": "toolu_9", "content": "done\n"}, {"type": "text", "text": "so"}]}"#,
+    );
+    let out = String::from_utf8(repair(b.as_bytes()).unwrap().body.into_owned()).unwrap();
+    assert_eq!(defects(&out), vec![], "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["messages"][1]["content"][0]["text"],
+        "[Result of tool call toolu_9, whose call is not in this conversation]\ndone\n"
+    );
+}
