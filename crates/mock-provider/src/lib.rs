@@ -84,6 +84,7 @@ mod script;
 mod server;
 mod sse;
 mod stream_error;
+mod thread;
 mod tls;
 mod ws;
 mod ws_inject;
@@ -223,6 +224,8 @@ pub(crate) struct Shared {
     pub(crate) ws_ends: Mutex<Vec<Option<u16>>>,
     /// The Responses API's stored responses (`previous_response_id`).
     pub(crate) responses: continuation::Store,
+    /// Anthropic's held conversations (message threads).
+    pub(crate) threads: thread::Threads,
 }
 
 /// A running mock provider; stops (closing every connection) when dropped.
@@ -284,6 +287,7 @@ impl MockProvider {
             open_streams: Arc::new(AtomicU64::new(0)),
             ws_ends: Mutex::new(Vec::new()),
             responses: continuation::Store::default(),
+            threads: thread::Threads::default(),
         });
         let stop = CancellationToken::new();
         tokio::spawn(accept_loop(listener, shared.clone(), stop.clone()));

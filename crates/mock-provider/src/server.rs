@@ -21,6 +21,7 @@ use crate::{
     plan::{fnv1a, plan},
     render,
     stream_error::{self, Framing},
+    thread::Thread,
 };
 
 /// One model route: which dialect, Gemini's model and streaming mode.
@@ -227,6 +228,20 @@ async fn answer(
         let body = envelope::invalid_request(Dialect::Anthropic, &message);
         return error_response(api, StatusCode::BAD_REQUEST, body);
     }
+    // An Anthropic message thread: a `continue` is read as the whole
+    // conversation (`thread`).
+    let thread = if anthropic_api {
+        match shared.threads.read(&parts.headers, &body) {
+            Ok(t) => t,
+            Err((status, body)) => return error_response(api, status, body),
+        }
+    } else {
+        Thread::None
+    };
+    let body = match &thread {
+        Thread::Continue { whole, .. } => whole.clone(),
+        _ => body,
+    };
     // A Responses request is kept, and continues the response it names
     // (`continuation`).
     // Only where continuations are checked (`validate`): kept for nothing
@@ -300,6 +315,12 @@ async fn answer(
         let events = continuation::reply_events(&chunks, is_sse);
         let events = events.iter().map(|e| e.as_ref());
         continuation::remember(&shared.responses, None, v, previous, events);
+    }
+    if !matches!(thread, Thread::None) && status == StatusCode::OK {
+        let events = continuation::reply_events(&chunks, is_sse);
+        shared
+            .threads
+            .hold(&body, events.iter().map(|e| e.as_ref()));
     }
     let cut = match &shared.opts.cut_stream {
         Some((model, n)) if streaming && route.model.as_ref() == Some(model) => Some(*n),

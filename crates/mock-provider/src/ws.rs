@@ -301,6 +301,8 @@ fn turn_events(
     // A `response.create` is JSON (its type was read).
     let body: Value = serde_json::from_slice(message).unwrap_or(Value::Null);
     let mut previous = None;
+    // The conversation as the API reads it, when the request continues one.
+    let mut whole = None;
     if shared.opts.validate {
         let violation = match continuation::previous(&shared.responses, Some(connection), &body) {
             Previous::NotFound(id) => {
@@ -310,9 +312,12 @@ fn turn_events(
                 return (vec![error], Fault::None);
             }
             Previous::Found(p) => {
-                let whole = continuation::with_context(&body, &p);
+                let context = continuation::with_context(&body, &p);
                 previous = Some(p);
-                crate::rules::violation_value(Dialect::OpenAiResponses, None, &whole)
+                let violation =
+                    crate::rules::violation_value(Dialect::OpenAiResponses, None, &context);
+                whole = Some(context);
+                violation
             }
             Previous::None => crate::rules::violation_value(Dialect::OpenAiResponses, None, &body),
         };
@@ -331,13 +336,25 @@ fn turn_events(
             Some(Scripted::Json(body)) => vec![body],
             Some(Scripted::Raw(raw)) => raw.chunks,
             None => {
-                let mut p = plan(
-                    Dialect::OpenAiResponses,
-                    message,
-                    None,
-                    &shared.opts.default_tool,
-                    shared.opts.calls_per_reply,
-                );
+                // Agent mode plays its scripts here too, over the whole
+                // conversation.
+                let mut p = match &shared.opts.agent {
+                    Some(agent) => {
+                        let context = whole.as_ref().map(serde_json::to_vec);
+                        let bytes = match &context {
+                            Some(Ok(b)) => b.as_slice(),
+                            _ => message,
+                        };
+                        agent.plan(Dialect::OpenAiResponses, bytes, None)
+                    }
+                    None => plan(
+                        Dialect::OpenAiResponses,
+                        message,
+                        None,
+                        &shared.opts.default_tool,
+                        shared.opts.calls_per_reply,
+                    ),
+                };
                 p.arg_pieces = shared.opts.arg_pieces;
                 let sse = render::stream_events(Dialect::OpenAiResponses, &p, false);
                 crate::sse::sse_to_messages(&sse.concat())
