@@ -20,9 +20,16 @@ pub struct RequestView<'a> {
     pub results: Vec<ResultView<'a>>,
     /// How many messages (Responses: input items; Gemini: contents).
     pub message_count: usize,
-    /// Responses `previous_response_id`: part of the history is on the
-    /// provider's side, so results may answer calls not in this body.
+    /// Responses `previous_response_id`, or the response an Anthropic
+    /// message thread continues (`thread.previous_message_id`): part of the
+    /// history is on the provider's side, so results may answer calls not
+    /// in this body.
     pub previous_response_id: Option<Cow<'a, str>>,
+    /// An Anthropic message thread (`thread`, `create` or `continue`): the
+    /// API holds the conversation under the response's `id`, which a later
+    /// request continues ([`previous_response_id`](Self::previous_response_id)).
+    /// (A Responses response is kept by id unless `store` is false.)
+    pub threaded: bool,
     /// Responses `conversation`: the stored conversation the request adds
     /// to (the OpenAI Agents SDK's `conversation_id`); like
     /// [`previous_response_id`](Self::previous_response_id), its history is

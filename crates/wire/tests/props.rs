@@ -3,6 +3,8 @@
 //! - repair output validates clean, for random conversations with dropped,
 //!   moved and duplicated results, duplicate ids, orphans and misplaced text;
 //! - repair of a clean body is the identity, without a copy;
+//! - an Anthropic message thread's `continue` keeps the results that open
+//!   it (they answer the held reply's calls), whatever else repair does;
 //! - no input panics a parser: random bytes and random mutations of recorded
 //!   bodies and streams (fixtures copied from the corpus).
 //!
@@ -330,6 +332,68 @@ proptest! {
     #[test]
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
         exercise(&bytes);
+    }
+
+    /// A random Anthropic conversation as a thread's `continue`: its first
+    /// message opens with results for calls the body does not hold (the
+    /// held reply's; an id at times twice). Repair leaves those results
+    /// where they are, each id's first, and what it gives validates clean;
+    /// without the `continue` they are orphans.
+    #[test]
+    fn a_thread_continue_keeps_the_results_that_open_it(
+        turns in turns(),
+        muts in mutations(),
+        held in prop::collection::vec(0u8..4, 1..4),
+    ) {
+        let mut items = clean(&turns);
+        for &(k, a, b) in &muts {
+            mutate(&mut items, k, a, b);
+        }
+        let mut body: Value = serde_json::from_slice(&render(Dialect::Anthropic, &items)).unwrap();
+        let answers: Vec<Value> = held
+            .iter()
+            .map(|k| json!({"type": "tool_result", "tool_use_id": format!("toolu_held_{k}"), "content": "held"}))
+            .collect();
+        let msgs = body["messages"].as_array_mut().unwrap();
+        match msgs.first_mut() {
+            Some(first) if first["role"] == "user" && first["content"].is_array() => {
+                let own = first["content"].as_array().unwrap().clone();
+                first["content"] = Value::Array(answers.iter().cloned().chain(own).collect());
+            }
+            _ => msgs.insert(0, json!({"role": "user", "content": answers})),
+        }
+        let plain = serde_json::to_vec(&body).unwrap();
+        body["thread"] = json!({"type": "continue", "previous_message_id": "msg_held"});
+        let cont = serde_json::to_vec(&body).unwrap();
+
+        let r = repair(Dialect::Anthropic, &cont).expect("generated bodies parse");
+        prop_assert_eq!(r.is_changed(), !validate(Dialect::Anthropic, &cont).unwrap().is_empty());
+        let defects = validate(Dialect::Anthropic, &r.body).unwrap();
+        prop_assert!(defects.is_empty(), "{:?}\n{}", defects, String::from_utf8_lossy(&r.body));
+        let out: Value = serde_json::from_slice(&r.body).unwrap();
+        let mut firsts: Vec<Value> = Vec::new();
+        for a in &answers {
+            if !firsts.contains(a) {
+                firsts.push(a.clone());
+            }
+        }
+        let opening: Vec<Value> = out["messages"][0]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["tool_use_id"].as_str().is_some_and(|id| id.starts_with("toolu_held_")))
+            .cloned()
+            .collect();
+        prop_assert_eq!(opening, firsts);
+        prop_assert_eq!(&out["thread"], &body["thread"]);
+        let view = request_view(Dialect::Anthropic, &cont).unwrap();
+        prop_assert_eq!(view.previous_response_id.as_deref(), Some("msg_held"));
+        let orphans = validate(Dialect::Anthropic, &plain)
+            .unwrap()
+            .iter()
+            .filter(|d| d.message_index == 0 && d.kind == toolwarden_wire::DefectKind::OrphanResult)
+            .count();
+        prop_assert!(orphans >= 1);
     }
 }
 

@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 
 use super::{
-    model::{Block, Raw},
+    model::{Block, Raw, Thread},
     view::Builder,
 };
 use crate::{
@@ -28,6 +28,7 @@ pub(super) fn read<'a>(text: &'a str, b: &mut Builder<'a>) -> Fast<()> {
             "stream" => b.view.stream = s.opt_bool()?.unwrap_or(false),
             "system" => b.system = s.opt_raw()?,
             "metadata" => b.view.metadata_user_id = metadata(s)?,
+            "thread" => b.thread(thread(s)?),
             "messages" => {
                 if b.has_messages {
                     return Err(Bail);
@@ -62,6 +63,37 @@ fn metadata<'a>(s: &mut Scanner<'a>) -> Fast<Option<Cow<'a, str>>> {
         }
     })?;
     Ok(user_id)
+}
+
+/// `thread`: `null`, or an object whose `type` and `previous_message_id`
+/// are kept (each once, as serde's derived struct takes them).
+fn thread<'a>(s: &mut Scanner<'a>) -> Fast<Option<Thread<'a>>> {
+    if s.null()? {
+        return Ok(None);
+    }
+    let mut t = Thread {
+        kind: None,
+        previous_message_id: None,
+    };
+    let (mut kind, mut previous) = (false, false);
+    s.object(|s, key| {
+        let seen = match key {
+            "type" => &mut kind,
+            "previous_message_id" => &mut previous,
+            _ => return s.skip(),
+        };
+        if std::mem::replace(seen, true) {
+            return Err(Bail);
+        }
+        let value = s.opt_string()?;
+        if key == "type" {
+            t.kind = value;
+        } else {
+            t.previous_message_id = value;
+        }
+        Ok(())
+    })?;
+    Ok(Some(t))
 }
 
 fn messages<'a>(s: &mut Scanner<'a>, b: &mut Builder<'a>) -> Fast<()> {

@@ -258,15 +258,25 @@ impl<'a> RawBlock<'a> {
     }
 }
 
+/// What validation reads of a body: each message's shape, and whether it
+/// continues a message thread (its first message may answer calls the API
+/// holds).
+pub(super) struct Outline<'a> {
+    pub msgs: Vec<Shape<'a>>,
+    pub held: bool,
+}
+
 /// The messages' roles and blocks, read in one pass: the same [`Shape`]s
 /// [`layout`] finds (and the same errors for the same bodies' messages),
 /// without the raw text of each level, which `layout` gets by re-reading
 /// it. Validation needs only this.
-pub(super) fn outline(body: &[u8]) -> Result<Vec<Shape<'_>>, WireError> {
+pub(super) fn outline(body: &[u8]) -> Result<Outline<'_>, WireError> {
     #[derive(Deserialize)]
     struct Top<'a> {
         #[serde(borrow)]
         messages: Vec<OutlineMsg<'a>>,
+        #[serde(borrow, default)]
+        thread: Option<super::model::Thread<'a>>,
     }
     #[derive(Deserialize)]
     struct OutlineMsg<'a> {
@@ -277,6 +287,10 @@ pub(super) fn outline(body: &[u8]) -> Result<Vec<Shape<'_>>, WireError> {
     }
     let text = utf8(body)?;
     let top: Top<'_> = serde_json::from_str(text)?;
+    let held = top
+        .thread
+        .and_then(super::model::Thread::continues)
+        .is_some();
     let mut msgs = Vec::with_capacity(top.messages.len());
     for m in top.messages {
         let (blocks, space) = match m.content.0 {
@@ -296,7 +310,7 @@ pub(super) fn outline(body: &[u8]) -> Result<Vec<Shape<'_>>, WireError> {
             ends_in_space: space,
         });
     }
-    Ok(msgs)
+    Ok(Outline { msgs, held })
 }
 
 /// A message's `content`: its blocks when it is an array; whether a string

@@ -24,6 +24,27 @@ pub(super) struct Metadata<'a> {
     pub user_id: Option<Cow<'a, str>>,
 }
 
+/// `thread` (the message threads beta): `{"type": "create"}` has the API
+/// hold the conversation under the response's `id`; `{"type":
+/// "continue", "previous_message_id": …}` resumes from that response, the
+/// request carrying only the new messages.
+#[derive(Deserialize)]
+pub(super) struct Thread<'a> {
+    #[serde(borrow, default, rename = "type")]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub previous_message_id: Option<Cow<'a, str>>,
+}
+
+impl<'a> Thread<'a> {
+    /// The response a `continue` resumes from.
+    pub fn continues(self) -> Option<Cow<'a, str>> {
+        (self.kind.as_deref() == Some("continue"))
+            .then_some(self.previous_message_id)
+            .flatten()
+    }
+}
+
 /// Any content block; which fields are set depends on `kind`.
 #[derive(Deserialize)]
 pub(super) struct Block<'a> {

@@ -50,14 +50,15 @@ const EMPTIED_TEXT: &str = "(The tool results that were here were moved to follo
 
 pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
     // The one-pass outline decides; only a body with defects is laid out.
-    if defects(&outline(body)?).is_empty() {
+    let o = outline(body)?;
+    if defects(&o.msgs, o.held).is_empty() {
         return Ok(Repaired {
             body: Cow::Borrowed(body),
             changes: Vec::new(),
         });
     }
     let l = layout(body)?;
-    let mut r = Repairer::new(&l);
+    let mut r = Repairer::new(&l, o.held);
     r.prefill = prefill::plan(&l)?;
     r.rename_duplicates();
     r.plan();
@@ -85,10 +86,13 @@ struct Repairer<'l, 'a> {
     changes: Vec<Change>,
     /// What goes of a prefill ending in whitespace.
     prefill: Option<Trim<'a>>,
+    /// The body continues a message thread: the results of its first
+    /// message answer calls the API holds, and stay (see `validate`).
+    held: bool,
 }
 
 impl<'l, 'a> Repairer<'l, 'a> {
-    fn new(l: &'l Layout<'a>) -> Self {
+    fn new(l: &'l Layout<'a>, held: bool) -> Self {
         Repairer {
             l,
             renames: HashMap::new(),
@@ -103,6 +107,7 @@ impl<'l, 'a> Repairer<'l, 'a> {
             },
             changes: Vec::new(),
             prefill: None,
+            held,
         }
     }
 
@@ -471,6 +476,9 @@ impl<'l, 'a> Repairer<'l, 'a> {
                     .map_or(self.l.msgs.len(), |p| p.keep_messages);
         // The last result turned into text, by its place in `tail`.
         let mut last_orphan: Option<(usize, String)> = None;
+        // A thread's held reply's answers, by id: each stays, once.
+        let answers_held = i == 0 && self.held && m.is_user();
+        let mut held_answered: HashSet<String> = HashSet::new();
         for j in 0..m.blocks.len() {
             if self.cuts(i, j) {
                 exact = false;
@@ -490,8 +498,17 @@ impl<'l, 'a> Repairer<'l, 'a> {
                 exact &= self.calls[ci].msg + 1 == i && m.is_user();
                 continue;
             }
+            let mut fate = self.plan.fate[ri];
+            if answers_held && fate == Fate::Orphan {
+                if held_answered.insert(id.clone()) {
+                    exact &= !self.renames.contains_key(&(i, j));
+                    tail.push(self.block_text(i, j));
+                    continue;
+                }
+                fate = Fate::Duplicate;
+            }
             exact = false;
-            match self.plan.fate[ri] {
+            match fate {
                 Fate::Answers(_) => {}
                 Fate::Duplicate => {
                     let what = format!("second result for {id} removed");

@@ -606,6 +606,7 @@ fn stream_fast_paths_agree_with_full_parsing() {
 mod fast_agrees_with_serde;
 mod outline_agrees_with_layout;
 mod prefill_whitespace;
+mod threads;
 
 /// A conversation whose client never sets `is_error` (a custom app on the
 /// Anthropic API) has its unflagged results judged by the detector; one

@@ -14,6 +14,11 @@
 //!   `text` block: "messages: final assistant content cannot end with
 //!   trailing whitespace".
 //!
+//! A request continuing a message thread (`thread.type` `continue`) sends
+//! only the new messages: its first message, a user one, answers the calls
+//! of the reply the API holds, so its results answer no call of the body
+//! and are not orphans (a second result for one id still is a defect).
+//!
 //! Server tools (`server_tool_use` and their `*_tool_result` blocks) are
 //! answered inside the same assistant message by Anthropic itself and are
 //! not checked.
@@ -25,10 +30,14 @@ use super::{
 use crate::{Defect, DefectKind, WireError, id_set::IdSet};
 
 pub(crate) fn validate(body: &[u8]) -> Result<Vec<Defect>, WireError> {
-    Ok(defects(&outline(body)?))
+    let o = outline(body)?;
+    Ok(defects(&o.msgs, o.held))
 }
 
-pub(super) fn defects<'a, M: AsRef<Shape<'a>>>(msgs: &[M]) -> Vec<Defect> {
+/// The defects of `msgs`; `held`: the body continues a message thread, so
+/// its first message, a user one, answers the calls of the reply the API
+/// holds (which are not in the body).
+pub(super) fn defects<'a, M: AsRef<Shape<'a>>>(msgs: &[M], held: bool) -> Vec<Defect> {
     let mut out = Vec::new();
     // Every call id of the request: sized once, not grown call by call.
     let calls = msgs.iter().map(|m| m.as_ref().blocks.len()).sum();
@@ -52,7 +61,7 @@ pub(super) fn defects<'a, M: AsRef<Shape<'a>>>(msgs: &[M]) -> Vec<Defect> {
             }
             check_answered(i, m, at(i + 1), &mut out);
         }
-        check_results(i, m, i.checked_sub(1).and_then(at), &mut out);
+        check_results(i, m, i.checked_sub(1).and_then(at), held, &mut out);
         check_empty_errors(i, m, &mut out);
     }
     if let Some(last) = msgs.last().map(AsRef::as_ref)
@@ -141,9 +150,17 @@ fn check_empty_errors(i: usize, m: &Shape<'_>, out: &mut Vec<Defect>) {
 }
 
 /// The results of message `i` against the calls of the message before it.
-fn check_results(i: usize, m: &Shape<'_>, prev: Option<&Shape<'_>>, out: &mut Vec<Defect>) {
+fn check_results(
+    i: usize,
+    m: &Shape<'_>,
+    prev: Option<&Shape<'_>>,
+    held: bool,
+    out: &mut Vec<Defect>,
+) {
     let prev_calls: IdSet<'_> = match prev {
         Some(p) if p.is_assistant() && m.is_user() => p.calls().map(|(_, id)| id).collect(),
+        // A thread's held reply: each id may be answered, once.
+        None if held && m.is_user() => m.results().map(|(_, id)| id).collect(),
         _ => IdSet::default(),
     };
     crate::defect::check_answers(

@@ -45,7 +45,7 @@ use toolwarden_core::Verdict;
 
 use super::{
     layout::{Blk, Shape, empty_content},
-    model::{Block, BlockClass, FlatContent, Metadata, classify, ends_in_space},
+    model::{Block, BlockClass, FlatContent, Metadata, Thread, classify, ends_in_space},
     validate::defects,
 };
 use crate::{
@@ -126,6 +126,9 @@ pub(super) struct Builder<'a> {
     assistant_before_last: Option<usize>,
     /// The text hash of the first user message, once seen.
     first_user_hash: Option<u64>,
+    /// A message thread's `continue`: the first message may answer calls
+    /// the API holds (see [`mod@super::validate`]).
+    held: bool,
     pub has_messages: bool,
     /// Each message's role and blocks, when inspecting (see [`inspect`]).
     shapes: Option<Vec<Shape<'a>>>,
@@ -170,6 +173,13 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// The body's `thread` (the last one, as serde reads a repeated key).
+    pub fn thread(&mut self, thread: Option<Thread<'a>>) {
+        self.view.threaded = thread.is_some();
+        self.view.previous_response_id = thread.and_then(Thread::continues);
+        self.held = self.view.previous_response_id.is_some();
+    }
+
     /// The view and the defects, once the whole body is read.
     pub fn finish(self) -> crate::Pass<'a> {
         if !self.has_messages {
@@ -212,7 +222,8 @@ impl<'a> Builder<'a> {
             hash.write(&first.to_le_bytes());
         }
         view.first_turn_hash = Some(hash.finish());
-        Ok((view, self.shapes.as_deref().map(defects)))
+        let held = self.held;
+        Ok((view, self.shapes.as_deref().map(|s| defects(s, held))))
     }
 
     /// The content of the message being read is the string `text`.
@@ -294,6 +305,7 @@ impl<'de: 'a, 'a> Visitor<'de> for Top<'_, 'a> {
                         .next_value::<Option<Metadata<'de>>>()?
                         .and_then(|m| m.user_id)
                 }
+                "thread" => b.thread(map.next_value::<Option<Thread<'de>>>()?),
                 "messages" => {
                     if b.has_messages {
                         return Err(A::Error::duplicate_field("messages"));

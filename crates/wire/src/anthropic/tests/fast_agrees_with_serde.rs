@@ -152,7 +152,7 @@ fn body(top: &[(u8, u8)], msgs: &[Msg]) -> String {
     );
     let mut members: Vec<String> = top
         .iter()
-        .map(|&(f, v)| match f % 7 {
+        .map(|&(f, v)| match f % 8 {
             0 => format!(r#""model":{}"#, pick(v, STRINGS)),
             1 => format!(r#""stream":{}"#, pick(v, &["true", "false", "null", "0"])),
             2 => format!(
@@ -182,10 +182,25 @@ fn body(top: &[(u8, u8)], msgs: &[Msg]) -> String {
             ),
             4 => r#""tools":[{"name":"read","input_schema":{"type":"object"}}]"#.to_string(),
             5 => r#""max_tokens":1024"#.to_string(),
+            6 => format!(
+                r#""thread":{}"#,
+                pick(
+                    v,
+                    &[
+                        r#"{"type":"continue","previous_message_id":"msg_1"}"#,
+                        r#"{"previous_message_id":"msg_2","type":"continue","x":{}}"#,
+                        r#"{"type":"create"}"#,
+                        r#"{"type":"continue","type":"create"}"#,
+                        r#"{"type":null}"#,
+                        "null",
+                        r#""continue""#,
+                    ]
+                )
+            ),
             _ => format!(r#""messages":{messages}"#),
         })
         .collect();
-    if !top.iter().any(|&(f, _)| f % 7 == 6) {
+    if !top.iter().any(|&(f, _)| f % 8 == 7) {
         members.push(format!(r#""messages":{messages}"#));
     }
     format!("{{{}}}", members.join(","))

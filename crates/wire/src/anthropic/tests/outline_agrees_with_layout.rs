@@ -65,14 +65,14 @@ proptest! {
         let body = serde_json::to_vec(&json!({"model": "m", "messages": messages})).unwrap();
         let l = layout(&body).unwrap();
         let o = outline(&body).unwrap();
-        prop_assert_eq!(defects(&l.msgs), defects(&o));
+        prop_assert_eq!(defects(&l.msgs, o.held), defects(&o.msgs, o.held));
         // Damaged bodies: both fail or both agree.
         let mut bad = body.clone();
         let at = flip.0 % bad.len();
         bad[at] = flip.1;
         bad.truncate(bad.len() - cut % 3);
         match (layout(&bad), outline(&bad)) {
-            (Ok(l), Ok(o)) => prop_assert_eq!(defects(&l.msgs), defects(&o)),
+            (Ok(l), Ok(o)) => prop_assert_eq!(defects(&l.msgs, o.held), defects(&o.msgs, o.held)),
             (Err(_), Err(_)) => {}
             (l, o) => prop_assert!(false, "layout ok: {}, outline ok: {}", l.is_ok(), o.is_ok()),
         }
