@@ -674,6 +674,7 @@ fn stats_for_an_unknown_tool_names_the_recorded_ones() {
         );
         for (i, tool) in ["read_file", "Bash"].into_iter().enumerate() {
             rec.record(Event::ToolCall(ToolCallRecord {
+                threaded: false,
                 request_id: "r".into(),
                 session_id: "s".into(),
                 provider: "anthropic".into(),
@@ -771,6 +772,7 @@ fn stats_by_model_counts_every_pair() {
         );
         for i in 0..pairs {
             rec.record(Event::ToolCall(ToolCallRecord {
+                threaded: false,
                 request_id: "r".into(),
                 session_id: "s".into(),
                 provider: "anthropic".into(),

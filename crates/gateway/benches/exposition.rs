@@ -71,6 +71,7 @@ fn call_records() -> Vec<ToolCallRecord> {
         for (provider, models) in PROVIDERS {
             for model in models {
                 out.push(ToolCallRecord {
+                    threaded: false,
                     request_id: "req_1".into(),
                     session_id: "session_1".into(),
                     provider: provider.into(),

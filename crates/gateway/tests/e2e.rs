@@ -105,5 +105,6 @@ mod e2e {
     mod shutdown_cut;
     mod startup;
     mod stream_budget;
+    mod threads;
     mod trailer;
 }

@@ -24,6 +24,7 @@ fn events(n: usize) -> Vec<Event> {
             let at_ms = 1_700_000_000_000 + (i as i64 % 300_000);
             if i % 2 == 0 {
                 Event::ToolCall(ToolCallRecord {
+                    threaded: false,
                     request_id: format!("{i:032x}"),
                     session_id: format!("s{}", i / 8),
                     provider: "anthropic".into(),

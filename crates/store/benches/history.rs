@@ -229,6 +229,7 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
         }
         for k in 0..3u32 {
             out.push(Event::ToolCall(ToolCallRecord {
+                threaded: false,
                 request_id: req.clone(),
                 session_id: session.clone(),
                 provider: "anthropic".into(),

@@ -104,6 +104,7 @@ fn events_from(gw: usize, turns: u64, from_ms: i64) -> Vec<Event> {
         }
         for k in 0..3u32 {
             out.push(Event::ToolCall(ToolCallRecord {
+                threaded: false,
                 request_id: req.clone(),
                 session_id: session.clone(),
                 provider: "anthropic".into(),

@@ -455,6 +455,7 @@ mod tests {
 
     fn call(tool: &str, at_ms: i64) -> Event {
         Event::ToolCall(ToolCallRecord {
+            threaded: false,
             request_id: "r".into(),
             session_id: "s".into(),
             provider: "anthropic".into(),

@@ -119,18 +119,26 @@ pub struct ToolCallRecord {
     /// whose client rewrote the call id finds its call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<i64>,
+    /// The response is an Anthropic message thread's reply: a later request
+    /// continues it by id (`thread.previous_message_id`), as a Responses
+    /// continuation does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub threaded: bool,
 }
 
 impl ToolCallRecord {
     /// The response id by which a later request can ask for this call: a
-    /// Responses API continuation names it (`previous_response_id`). The
-    /// other dialects' responses are never named again, so their calls are
-    /// stored without it and stay out of the index by response id (a
-    /// randomly keyed page fewer to write per response; the response id of
-    /// every request stays in `requests`). A call of unknown dialect keeps it.
+    /// Responses API continuation names it (`previous_response_id`), and so
+    /// does an Anthropic message thread's `continue`
+    /// (`thread.previous_message_id`). The other responses are never named
+    /// again, so their calls are stored without it and stay out of the
+    /// index by response id (a randomly keyed page fewer to write per
+    /// response; the response id of every request stays in `requests`). A
+    /// call of unknown dialect keeps it.
     pub fn continuable_response_id(&self) -> Option<&str> {
         match self.dialect.as_deref() {
             None | Some("openai-responses") => self.response_id.as_deref(),
+            Some(_) if self.threaded => self.response_id.as_deref(),
             Some(_) => None,
         }
     }

@@ -435,6 +435,7 @@ mod tests {
 
     fn call(n: u64) -> Event {
         Event::ToolCall(ToolCallRecord {
+            threaded: false,
             request_id: format!("r{n}"),
             session_id: "s1".into(),
             provider: "openai".into(),

@@ -139,6 +139,7 @@ mod tests {
         request.parse_error = Some("p".into());
         request.error = Some("e".into());
         let call = ToolCallRecord {
+            threaded: false,
             request_id: "r".into(),
             session_id: "s".into(),
             provider: "anthropic".into(),

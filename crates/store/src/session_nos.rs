@@ -129,6 +129,7 @@ mod tests {
     fn a_batch_numbers_each_session_once_with_its_request_source() {
         let call = |session: &str, at_ms: i64| {
             Event::ToolCall(ToolCallRecord {
+                threaded: false,
                 request_id: "r".into(),
                 session_id: session.into(),
                 provider: "anthropic".into(),

@@ -404,6 +404,13 @@ pub(crate) const SESSION_OF_RESPONSE: &str = "SELECT r.session_id, s.source FROM
     WHERE r.response_id = $1 AND r.dialect = 'openai-responses' \
     AND r.response_id IS NOT NULL LIMIT 1";
 
+/// The session of a reply that made tool calls, by the reply's id, through
+/// the calls' partial index `tool_calls_response` (no index on requests
+/// but Responses': the other dialects' rows pay for none).
+pub(crate) const SESSION_OF_CALLING_REPLY: &str = "SELECT c.session_id, s.source \
+    FROM tool_calls c JOIN sessions s ON s.session_id = c.session_id \
+    WHERE c.response_id = $1 AND c.response_id IS NOT NULL LIMIT 1";
+
 /// Expands `async fn $name(pool, q) -> Result<Stats, sqlx::Error>` for one
 /// backend. Every query of a report reads one snapshot (one read-only
 /// transaction; `$snapshot` is the statement that makes it one, if the
@@ -665,7 +672,25 @@ impl Store {
         &self,
         response_id: &str,
     ) -> Result<Option<(String, String)>, StoreError> {
-        let sql = SESSION_OF_RESPONSE;
+        self.session_by(SESSION_OF_RESPONSE, response_id).await
+    }
+
+    /// The session (id, source) of the reply `response_id` (any dialect),
+    /// if it made a tool call that was recorded: what an Anthropic message
+    /// thread's `continue` answering those calls joins.
+    pub async fn session_of_calling_reply(
+        &self,
+        response_id: &str,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        self.session_by(SESSION_OF_CALLING_REPLY, response_id).await
+    }
+
+    /// `sql`'s one (session id, source) row for `response_id`.
+    async fn session_by(
+        &self,
+        sql: &str,
+        response_id: &str,
+    ) -> Result<Option<(String, String)>, StoreError> {
         match self.pool() {
             Pool::Sqlite(p) => {
                 sqlx::query_as(sql)

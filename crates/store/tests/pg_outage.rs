@@ -68,6 +68,7 @@ async fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
 
 fn call(i: u32) -> Event {
     Event::ToolCall(ToolCallRecord {
+        threaded: false,
         request_id: "r".into(),
         session_id: "outage".into(),
         provider: "openai".into(),

@@ -2,6 +2,7 @@ use super::*;
 
 fn call(tool: &str) -> ToolCallRecord {
     ToolCallRecord {
+        threaded: false,
         request_id: "r".into(),
         session_id: "s".into(),
         provider: "anthropic".into(),

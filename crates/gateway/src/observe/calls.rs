@@ -45,9 +45,10 @@ pub(super) fn record(
         toolwarden_wire::turn::fingerprint(calls).to_ne_bytes(),
     ));
     let session = &info.session.id;
-    // Only a Responses request can answer a call without holding it (it
-    // continues a `previous_response_id`); other dialects resend it.
-    let continued = base.dialect == Some(Dialect::OpenAiResponses);
+    // Only a Responses request (continuing a `previous_response_id`) or an
+    // Anthropic message thread's `continue` can answer a call without
+    // holding it; other requests resend it.
+    let continued = base.dialect == Some(Dialect::OpenAiResponses) || info.threaded;
     for (index, call) in view.calls.iter().enumerate().skip(skip) {
         // Cut before the names map too: a result named from it gets the
         // same name as its call.
@@ -76,6 +77,7 @@ pub(super) fn record(
             arguments_bytes: call.arguments.len() as u64,
             at_ms,
             turn,
+            threaded: info.threaded,
         }));
         if !queued {
             // Folded into the recorder's counts: so will its result be.

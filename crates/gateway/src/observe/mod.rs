@@ -91,8 +91,10 @@ pub(crate) struct Sinks {
     pub metrics: Arc<Metrics>,
     /// Recently seen calls.
     pub names: Names,
-    /// The sessions of recent Responses API responses, by response id: a
-    /// continuation (`previous_response_id`) joins its conversation's session.
+    /// The sessions of recent Responses API responses (and Anthropic
+    /// message threads' replies), by response id: a continuation
+    /// (`previous_response_id`, `thread.previous_message_id`) joins its
+    /// conversation's session.
     pub responses: Recent<String, Session>,
     /// Results already queued for recording.
     pub seen_results: seen::SeenResults,
@@ -858,8 +860,9 @@ impl Observation {
     /// The response is read here, not in the record task, and its calls
     /// recorded (those not recorded at its final event): the client may
     /// answer them as soon as it has the last bytes, and a continuation
-    /// naming a Responses API response (`previous_response_id`) must find
-    /// the session it continues.
+    /// naming a Responses API response (`previous_response_id`), or the
+    /// reply of an Anthropic message thread, must find the session it
+    /// continues.
     fn read_now(
         &mut self,
         info: &RequestInfo,
@@ -871,7 +874,7 @@ impl Observation {
         let view = response_view(&self.sinks, self.base.dialect, parse, self.cut, too_large);
         if let Some(view) = &view {
             if known
-                && self.base.dialect == Some(Dialect::OpenAiResponses)
+                && (self.base.dialect == Some(Dialect::OpenAiResponses) || info.threaded)
                 && let Some(id) = view.id.clone()
             {
                 self.sinks.responses.insert(id, info.session.clone());
@@ -901,6 +904,7 @@ impl Observation {
             model: self.base.path_model.as_deref().map(limits::owned_name),
             parse_error: None,
             choices: None,
+            threaded: false,
         });
         // Before `base` is taken: it names the dialect.
         let response = self.read_now(&info, known);

@@ -54,6 +54,9 @@ pub(crate) struct RequestInfo {
     /// How many choices (Chat `n`) or candidates (Gemini
     /// `candidateCount`) the request asked for, for its stream's parser.
     pub choices: Option<u64>,
+    /// An Anthropic message thread: the provider holds the conversation
+    /// under the response's id, which a later request continues.
+    pub threaded: bool,
 }
 
 /// The request-side facts [`analyze`] needs.
@@ -263,6 +266,7 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         model,
         parse_error,
         choices: view.choices,
+        threaded: view.threaded,
     }
 }
 
@@ -278,6 +282,7 @@ fn unparsed(sinks: &Sinks, facts: &RequestFacts, error: String) -> RequestInfo {
         model: facts.path_model.as_deref().map(owned_name),
         parse_error: Some(error),
         choices: None,
+        threaded: false,
     }
 }
 

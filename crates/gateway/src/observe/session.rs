@@ -9,7 +9,8 @@
 //!    (`conversation`, the OpenAI Agents SDK's `conversation_id`) is the
 //!    conversation's: its id (source `conversation`), the same on every
 //!    turn, where each request's first item is only its new input;
-//! 5. a Responses API continuation (`previous_response_id`) joins the
+//! 5. a Responses API continuation (`previous_response_id`), or an
+//!    Anthropic message thread's (`thread.previous_message_id`), joins the
 //!    session of the response it continues (its id and source; the
 //!    continuation's own first turn is only its new input): remembered when
 //!    the response passed through this gateway, else asked of the store

@@ -14,7 +14,7 @@ use std::{sync::Arc, time::Instant};
 
 use bytes::Bytes;
 use toolwarden_coding::Codings;
-use toolwarden_wire::Target;
+use toolwarden_wire::{Dialect, Target};
 
 use crate::{
     RepairMode,
@@ -236,7 +236,7 @@ impl Outbound {
                 }
             };
             if facts.header_session.is_none() {
-                find_continued_session(shared, &read).await;
+                find_continued_session(shared, facts.target.dialect, &read).await;
             }
             let info = request::analyze(&shared.sinks, &facts, &read);
             observation.set_request_info(info);
@@ -249,13 +249,16 @@ impl Outbound {
 /// How long a continuation waits for the store to name its session.
 const CONTINUATION_LOOKUP: std::time::Duration = std::time::Duration::from_millis(200);
 
-/// A Responses continuation (`previous_response_id`) whose response this
+/// A Responses continuation (`previous_response_id`), or an Anthropic
+/// message thread's (`thread.previous_message_id`), whose response this
 /// gateway has not seen — another instance served it, or this one before a
 /// restart — asks the store for that response's session (at most
 /// [`CONTINUATION_LOOKUP`], on the control runtime, where the store
 /// lives), so the analysis finds it in `Sinks::responses`. Not found in
-/// time: the request keeps a session of its own.
-async fn find_continued_session(shared: &Shared, read: &ReadBody) {
+/// time: the request keeps a session of its own. (The store indexes the
+/// requests of Responses alone: a thread's reply is found by the calls it
+/// made, which is every reply a `continue` answers with tool results.)
+async fn find_continued_session(shared: &Shared, dialect: Dialect, read: &ReadBody) {
     let Ok(view) = read.borrow_dependent() else {
         return;
     };
@@ -268,9 +271,12 @@ async fn find_continued_session(shared: &Shared, read: &ReadBody) {
     let (store, id) = (store.clone(), id.to_string());
     let lookup = shared.control.spawn(async move {
         // Stored in its bounded form, as the response's record has it.
-        let found = store
-            .session_of_response(&crate::limits::clip_id(&id))
-            .await;
+        let clipped = crate::limits::clip_id(&id);
+        let found = if dialect == Dialect::OpenAiResponses {
+            store.session_of_response(&clipped).await
+        } else {
+            store.session_of_calling_reply(&clipped).await
+        };
         (id, found)
     });
     match tokio::time::timeout(CONTINUATION_LOOKUP, lookup).await {

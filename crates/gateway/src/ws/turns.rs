@@ -443,6 +443,7 @@ impl Turns {
             model: None,
             parse_error: None,
             choices: None,
+            threaded: false,
         });
         let mut observation = Observation::new(self.shared.sinks.clone(), base);
         observation.set_request_info(info);

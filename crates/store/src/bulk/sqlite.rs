@@ -1152,6 +1152,12 @@ mod tests {
             "requests_response",
         )
         .await;
+        searches_only(
+            crate::stats::SESSION_OF_CALLING_REPLY,
+            "msg_1",
+            "tool_calls_response",
+        )
+        .await;
     }
 
     /// The calls of a session (the dashboard's and `stats`' session view)

@@ -351,6 +351,7 @@ mod tests {
             turn in proptest::option::of(any::<i64>()),
         ) -> ToolCallRecord {
             ToolCallRecord {
+                threaded: false,
                 request_id: ids.0,
                 session_id: ids.1,
                 provider: ids.2,

@@ -247,6 +247,7 @@ mod tests {
 
     fn call() -> Event {
         Event::ToolCall(ToolCallRecord {
+            threaded: false,
             request_id: "r".into(),
             session_id: "s".into(),
             provider: "openai".into(),

@@ -248,6 +248,7 @@ pub fn call(
     at_ms: i64,
 ) -> ToolCallRecord {
     ToolCallRecord {
+        threaded: false,
         request_id: req.into(),
         session_id: session.into(),
         provider: "openai".into(),

@@ -591,6 +591,7 @@ async fn the_dropped_events_alert_fires_while_the_store_takes_no_writes() {
         .await
         .expect("write lock");
     let call = toolwarden_store::ToolCallRecord {
+        threaded: false,
         request_id: "r".into(),
         session_id: "s".into(),
         provider: "openai".into(),
@@ -706,6 +707,7 @@ async fn local_step_held_otherwise(store: Store) {
     let start = now_ms();
     e.dropped_in_window(start);
     let call = toolwarden_store::ToolCallRecord {
+        threaded: false,
         request_id: "r".into(),
         session_id: "s".into(),
         provider: "openai".into(),
@@ -824,6 +826,7 @@ async fn announced_once_after_a_failed_round(store: Store, jsonl: std::path::Pat
         .await
         .expect("a first round, nothing dropped");
     let call = toolwarden_store::ToolCallRecord {
+        threaded: false,
         request_id: "r".into(),
         session_id: "s".into(),
         provider: "openai".into(),

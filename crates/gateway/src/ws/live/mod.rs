@@ -207,6 +207,7 @@ impl Live {
             model: self.model.as_deref().map(owned_name),
             parse_error: None,
             choices: None,
+            threaded: false,
         }
     }
 
