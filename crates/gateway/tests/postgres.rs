@@ -45,5 +45,6 @@ mod postgres {
     mod retention;
     mod reused;
     mod rewritten;
+    mod threads;
     mod unreachable;
 }
