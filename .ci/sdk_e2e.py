@@ -7,8 +7,9 @@ Run by .ci/sdk_e2e.sh, which starts the mock provider and `toolwarden serve`.
         Tool-call round trips in Chat Completions, Responses and Anthropic
         Messages (api_key, auth_token, and an explicit x-api-key header),
         streaming and not. Every response is also fetched directly from the
-        mock and must parse to exactly the same objects. Writes the expected
-        counts to FILE.
+        mock and must parse to exactly the same objects. Then Anthropic's
+        tool runner (`beta.messages.tool_runner`), which runs over a
+        message thread. Writes the expected counts to FILE.
     sdk_e2e.py check --toolwarden BIN --database URL --expect FILE [--spans FILE]
         `toolwarden stats --json` must report exactly those counts; and the
         spans a real OTLP/gRPC collector received (.ci/otlp_grpc_collector.py,
@@ -26,6 +27,7 @@ import time
 import traceback
 import urllib.request
 import warnings
+from typing import Optional
 
 # The SDKs warn about model names they consider old; irrelevant here.
 warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -226,6 +228,39 @@ def anthropic_round(gw, direct, expect, stream, failure, tag):
     expect.round(stream, failure)
 
 
+def anthropic_runner_round(gw, expect, stream, failure, tag):
+    """The SDK's own tool loop, `beta.messages.tool_runner`, which runs over
+    a message thread (`thread`: the API holds the conversation, each
+    `continue` sends only its new messages): the tool runs once, its result
+    (a raised error becomes an `is_error` result) goes back on the thread,
+    and the model answers."""
+    from anthropic import beta_tool
+
+    ran = []
+
+    # The arguments the mock's calls carry (`query`, `n`, a nested `filter`),
+    # which the runner validates against this signature.
+    @beta_tool
+    def lookup(query: str, n: int = 0, filter: Optional[dict] = None) -> str:
+        """Find flights."""
+        ran.append(query)
+        if failure:
+            raise RuntimeError(FAILURE_TEXT)
+        return SUCCESS_TEXT
+
+    runner = gw.beta.messages.tool_runner(
+        model="claude-sonnet-4-5-20250929", max_tokens=1024, tools=[lookup], max_iterations=4,
+        messages=[{"role": "user", "content": f"Find a flight ({tag})"}], stream=stream)
+    if stream:
+        for turn in runner:
+            turn.get_final_message()
+    final = runner.until_done()
+    assert len(ran) == 1, f"the tool ran {len(ran)} times"
+    text = "".join(b.text for b in final.content if b.type == "text")
+    assert final.stop_reason == "end_turn" and text, final
+    expect.round(stream, failure)
+
+
 def wrong_key(gw_url, expect):
     """A wrong key: the provider's 401 reaches the SDK as its own
     AuthenticationError, with the provider's message."""
@@ -280,6 +315,10 @@ def drive(args):
             check(f"anthropic {name} {mode}",
                   lambda: anthropic_round(make(args.gateway), make(args.mock), expect, stream, n % 2 == 0,
                                           f"anthropic {name} {mode}"))
+        n += 1
+        check(f"anthropic tool runner (message thread) {mode}",
+              lambda: anthropic_runner_round(ant_variants["api_key"](args.gateway), expect, stream, n % 2 == 0,
+                                             f"anthropic runner {mode}"))
     check("wrong key: the provider's 401 through the gateway", lambda: wrong_key(args.gateway, expect))
     with open(args.expect, "w") as f:
         json.dump({**vars(expect), "passed": passed, "failed": failed}, f)

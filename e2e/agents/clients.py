@@ -348,6 +348,22 @@ def ai_sdk(name, tools, ws, key, version, node, here):
     return Client(f"Vercel AI SDK ({name})", version, runs=runs, scripts=scripts, conversations=len(runs))
 
 
+def sdk_js(tools, ws, key, version, node, here):
+    """The official TypeScript SDKs' own tool loops (`openai`'s `runTools`,
+    the Responses loop over HTTP and over `ResponsesWS`, `@anthropic-ai/sdk`'s
+    `toolRunner`), installed under `tools`, run by `node` (>= 22)."""
+    runs, scripts = [], {}
+    for api, modes in (("openai-chat", ("run", "stream")), ("openai-responses", ("create", "stream", "ws")),
+                       ("anthropic", ("run", "stream"))):
+        for mode in modes:
+            s = f"sdk-js-{api}-{mode}"
+            scripts[s] = sdk_steps()
+            runs.append(Run(s, [node, os.path.join(here, "sdk_js_agent.mjs"), api, mode, s],
+                            {"E2E_NODE_MODULES": os.path.join(tools, "node_modules")}))
+    return Client("OpenAI and Anthropic TypeScript SDKs", version, runs=runs, scripts=scripts,
+                  conversations=len(runs))
+
+
 def builtin_steps(script):
     """The Responses API's built-in client tools, as the Agents SDK's
     ShellTool and ApplyPatchTool run them: the model's calls are

@@ -303,10 +303,11 @@ def main():
     ap.add_argument("--tools", required=True, help="the npm prefix the clients are installed in (AI SDK 6 too)")
     ap.add_argument("--ai-tools", required=True, help="the npm prefix AI SDK 7 is installed in")
     ap.add_argument("--ai-node", required=True, help="the Node.js (>= 22) that runs AI SDK 7")
+    ap.add_argument("--sdk-tools", required=True, help="the npm prefix the TypeScript SDKs are installed in")
     ap.add_argument("--python", required=True, help="the venv's python with openai-agents")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
-                    help="comma-separated client names (claude,claude-bedrock,claude-vertex,gemini,gemini-compress,codex,ai,ai6,agents)")
+                    help="comma-separated client names (claude,claude-bedrock,claude-vertex,gemini,gemini-compress,codex,ai,ai6,sdk-js,agents)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
     v = json.loads(args.versions)
@@ -320,6 +321,7 @@ def main():
         "codex": lambda ws: C.codex(args.tools, ws, KEY, v["codex"], args.toolwarden),
         "ai": lambda ws: C.ai_sdk("ai", args.ai_tools, ws, KEY, v["ai"], args.ai_node, HERE),
         "ai6": lambda ws: C.ai_sdk("ai6", args.tools, ws, KEY, v["ai6"], node, HERE),
+        "sdk-js": lambda ws: C.sdk_js(args.sdk_tools, ws, KEY, v["sdk-js"], args.ai_node, HERE),
         "agents": lambda ws: C.openai_agents(ws, KEY, v["agents"], args.python, HERE),
     }
     chosen = [n for n in args.only.split(",") if n] or list(builders)
