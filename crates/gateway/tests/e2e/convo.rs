@@ -352,6 +352,21 @@ impl Convo {
     }
 }
 
+/// The `id` of an Anthropic reply (`message_start`'s message when
+/// streamed): what a message thread's `continue` names.
+pub fn message_id(stream: bool, body: &[u8]) -> String {
+    let v = if stream {
+        stream_values(body)
+            .into_iter()
+            .find(|e| e["type"] == "message_start")
+            .map(|e| e["message"].clone())
+            .unwrap_or(Value::Null)
+    } else {
+        serde_json::from_slice(body).unwrap_or(Value::Null)
+    };
+    v["id"].as_str().expect("a message id").to_string()
+}
+
 /// The response id of a Responses reply, JSON or SSE.
 pub fn response_id(stream: bool, r: &Reply) -> String {
     let v = if stream {

@@ -12,24 +12,19 @@ use toolwarden_mock_provider::MockOptions;
 use serde_json::{Value, json};
 
 use super::{
-    convo::{Kind, reply_calls, stream_values},
+    convo::{Kind, message_id, reply_calls},
     support::{Harness, post},
 };
 
 const ROUNDS: u64 = 3;
 
-/// The reply's `id` (`message_start`'s message when streamed).
-fn message_id(stream: bool, body: &[u8]) -> String {
-    let v = if stream {
-        stream_values(body)
-            .into_iter()
-            .find(|e| e["type"] == "message_start")
-            .map(|e| e["message"].clone())
-            .unwrap_or(Value::Null)
-    } else {
-        serde_json::from_slice(body).unwrap_or(Value::Null)
+/// The mock answering with two calls, the gateway in front of it.
+async fn harness() -> Harness {
+    let opts = MockOptions {
+        calls_per_reply: 2,
+        ..MockOptions::default()
     };
-    v["id"].as_str().expect("a message id").to_string()
+    Harness::with(opts, |_| {}).await
 }
 
 fn headers() -> Vec<(&'static str, String)> {
@@ -101,11 +96,7 @@ async fn answer(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_threads_continues_join_one_session_forwarded_as_they_came() {
     for stream in [false, true] {
-        let opts = MockOptions {
-            calls_per_reply: 2,
-            ..MockOptions::default()
-        };
-        let mut h = Harness::with(opts, |_| {}).await;
+        let mut h = harness().await;
         let headers = headers();
         let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let mut previous: Option<String> = None;
@@ -128,11 +119,7 @@ async fn a_threads_continues_join_one_session_forwarded_as_they_came() {
 /// through the calls it made.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_continue_after_a_restart_finds_its_session_in_the_store() {
-    let opts = MockOptions {
-        calls_per_reply: 2,
-        ..MockOptions::default()
-    };
-    let mut h = Harness::with(opts, |_| {}).await;
+    let mut h = harness().await;
     let headers = headers();
     let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let (calls, id) = ask(&h, false, None, 0, &headers).await;

@@ -6,26 +6,12 @@
 
 use serde_json::{Value, json};
 
-use crate::convo::{Kind, reply_calls, stream_values};
+use crate::convo::{Kind, message_id, reply_calls};
 use crate::support::post;
 
 use super::cluster::{Cluster, TestDb};
 
 const ROUNDS: u64 = 3;
-
-/// The reply's `id` (`message_start`'s message when streamed).
-fn message_id(stream: bool, body: &[u8]) -> String {
-    let v = if stream {
-        stream_values(body)
-            .into_iter()
-            .find(|e| e["type"] == "message_start")
-            .map(|e| e["message"].clone())
-            .unwrap_or(Value::Null)
-    } else {
-        serde_json::from_slice(body).unwrap_or(Value::Null)
-    };
-    v["id"].as_str().expect("a message id").to_string()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_continue_through_another_gateway_joins_the_threads_session() {

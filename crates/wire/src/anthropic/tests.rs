@@ -603,6 +603,16 @@ fn stream_fast_paths_agree_with_full_parsing() {
     assert_eq!(v.calls[1].arguments, "{}");
 }
 
+/// The defects the gateway's one pass finds (fast path or serde seeds).
+fn inspected(body: &str) -> Vec<(crate::DefectKind, usize)> {
+    crate::inspect(crate::Dialect::Anthropic, body.as_bytes())
+        .defects
+        .unwrap()
+        .into_iter()
+        .map(|d| (d.kind, d.message_index))
+        .collect()
+}
+
 mod fast_agrees_with_serde;
 mod outline_agrees_with_layout;
 mod prefill_whitespace;

@@ -3,9 +3,12 @@
 //! whitespace"); the three readers see it alike, and repair trims it in
 //! place.
 
-use crate::{ChangeKind, DefectKind, Dialect};
+use crate::{ChangeKind, DefectKind};
 
-use super::super::{repair, validate, view::fast_then_seeds};
+use super::{
+    super::{repair, validate, view::fast_then_seeds},
+    inspected,
+};
 
 const REFUSAL: &str = "messages: final assistant content cannot end with trailing whitespace";
 
@@ -21,16 +24,6 @@ fn defects(body: &str) -> Vec<(DefectKind, usize, String)> {
         .unwrap()
         .into_iter()
         .map(|d| (d.kind, d.message_index, d.message))
-        .collect()
-}
-
-/// The defects the gateway's one pass finds (fast path or serde seeds).
-fn inspected(body: &str) -> Vec<(DefectKind, usize)> {
-    crate::inspect(Dialect::Anthropic, body.as_bytes())
-        .defects
-        .unwrap()
-        .into_iter()
-        .map(|d| (d.kind, d.message_index))
         .collect()
 }
 

@@ -5,7 +5,10 @@
 
 use crate::{ChangeKind, DefectKind, Dialect};
 
-use super::super::{repair, validate, view::fast_then_seeds};
+use super::{
+    super::{repair, validate, view::fast_then_seeds},
+    inspected,
+};
 
 /// A request whose `thread` is `thread` (raw JSON, or none) and whose
 /// messages are `messages` (raw JSON).
@@ -23,16 +26,6 @@ const ANSWERS: &str = r#"{"role": "user", "content": [
 
 fn defects(body: &str) -> Vec<(DefectKind, usize)> {
     validate(body.as_bytes())
-        .unwrap()
-        .into_iter()
-        .map(|d| (d.kind, d.message_index))
-        .collect()
-}
-
-/// The defects of the gateway's one pass (fast path or serde seeds).
-fn inspected(body: &str) -> Vec<(DefectKind, usize)> {
-    crate::inspect(Dialect::Anthropic, body.as_bytes())
-        .defects
         .unwrap()
         .into_iter()
         .map(|d| (d.kind, d.message_index))
