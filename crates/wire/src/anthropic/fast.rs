@@ -28,7 +28,13 @@ pub(super) fn read<'a>(text: &'a str, b: &mut Builder<'a>) -> Fast<()> {
             "stream" => b.view.stream = s.opt_bool()?.unwrap_or(false),
             "system" => b.system = s.opt_raw()?,
             "metadata" => b.view.metadata_user_id = metadata(s)?,
-            "thread" => b.thread(thread(s)?),
+            "thread" => {
+                // Twice: serde's derived outline refuses it, so the seeds do.
+                if b.has_thread {
+                    return Err(Bail);
+                }
+                b.thread(thread(s)?);
+            }
             "messages" => {
                 if b.has_messages {
                     return Err(Bail);

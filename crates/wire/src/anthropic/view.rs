@@ -130,6 +130,8 @@ pub(super) struct Builder<'a> {
     /// the API holds (see [`mod@super::validate`]).
     held: bool,
     pub has_messages: bool,
+    /// A `thread` was read (a second one is refused).
+    pub has_thread: bool,
     /// Each message's role and blocks, when inspecting (see [`inspect`]).
     shapes: Option<Vec<Shape<'a>>>,
     /// The blocks of the message being read, when inspecting.
@@ -173,8 +175,9 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// The body's `thread` (the last one, as serde reads a repeated key).
+    /// The body's `thread`.
     pub fn thread(&mut self, thread: Option<Thread<'a>>) {
+        self.has_thread = true;
         self.view.threaded = thread.is_some();
         self.view.previous_response_id = thread.and_then(Thread::continues);
         self.held = self.view.previous_response_id.is_some();
@@ -305,7 +308,13 @@ impl<'de: 'a, 'a> Visitor<'de> for Top<'_, 'a> {
                         .next_value::<Option<Metadata<'de>>>()?
                         .and_then(|m| m.user_id)
                 }
-                "thread" => b.thread(map.next_value::<Option<Thread<'de>>>()?),
+                "thread" => {
+                    // As validation's outline reads it: once.
+                    if b.has_thread {
+                        return Err(A::Error::duplicate_field("thread"));
+                    }
+                    b.thread(map.next_value::<Option<Thread<'de>>>()?);
+                }
                 "messages" => {
                     if b.has_messages {
                         return Err(A::Error::duplicate_field("messages"));

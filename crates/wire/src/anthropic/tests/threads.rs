@@ -112,6 +112,20 @@ fn a_held_call_answered_twice_keeps_its_first_answer() {
     );
 }
 
+/// A `thread` given twice is refused alike by the view, the one pass and
+/// validation (serde's derived outline refuses a repeated field).
+#[test]
+fn a_thread_given_twice_is_refused_by_every_reader() {
+    let b = format!(
+        r#"{{"model": "m", "max_tokens": 1, "thread": {{"type": "create"}}, "thread": {CONTINUE}, "messages": [{ANSWERS}]}}"#
+    );
+    assert!(crate::request_view(Dialect::Anthropic, b.as_bytes()).is_err());
+    assert!(validate(b.as_bytes()).is_err());
+    let one = crate::inspect(Dialect::Anthropic, b.as_bytes());
+    assert!(one.view.is_err() && one.defects.is_err());
+    assert_eq!(fast_then_seeds(&b).unwrap_or(Ok(())), Ok(()));
+}
+
 #[test]
 fn the_fast_path_and_serde_read_a_thread_alike() {
     let threads = [
