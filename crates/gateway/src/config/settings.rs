@@ -267,7 +267,7 @@ settings! {
     record_flush_ms: u64 = "200";
     /// Distinct (minute, provider, model, tool) keys of the in-memory counts of events that could not be recorded in detail; beyond, folded into `(other)` and counted.
     record_aggregate_keys: u64 = "4096";
-    /// Recently seen calls remembered to name results (and Responses sessions), each.
+    /// Recently seen calls remembered to name results (and the sessions of Responses responses and Anthropic thread replies), each.
     recent_calls_capacity: u64 = "32768";
     /// Keys of results already queued, per generation (two generations).
     recent_results_capacity: u64 = "65536";
