@@ -37,19 +37,20 @@ AI6_GOOGLE=${TOOLWARDEN_E2E_AI6_GOOGLE:-3.0.141}
 # `bin/node`), so nothing but the npm registry is needed.
 NODE=${TOOLWARDEN_E2E_NODE:-22.23.5}
 OPENAI_AGENTS=${TOOLWARDEN_E2E_OPENAI_AGENTS:-0.24.0}
-# The official TypeScript SDKs' own tool loops (openai declares `engines:
-# node >= 22`: they run on AI SDK 7's Node.js); `ws` is openai's peer
-# dependency for its WebSocket mode.
+# The official TypeScript SDKs' own tool loops, the Agents SDK's included
+# (openai declares `engines: node >= 22`: they run on AI SDK 7's Node.js);
+# `ws` is openai's peer dependency for its WebSocket mode.
 SDK_OPENAI=${TOOLWARDEN_E2E_SDK_OPENAI:-7.60.0}
 SDK_ANTHROPIC=${TOOLWARDEN_E2E_SDK_ANTHROPIC:-1.17.0}
 SDK_WS=${TOOLWARDEN_E2E_SDK_WS:-8.23.1}
+SDK_AGENTS=${TOOLWARDEN_E2E_SDK_AGENTS:-0.20.0}
 
 npm_pkgs=(
   "@anthropic-ai/claude-code@$CLAUDE_CODE" "@google/gemini-cli@$GEMINI_CLI" "@openai/codex@$CODEX"
   "ai@$AI6" "@ai-sdk/anthropic@$AI6_ANTHROPIC" "@ai-sdk/openai@$AI6_OPENAI" "@ai-sdk/google@$AI6_GOOGLE"
 )
 ai_pkgs=("ai@$AI" "@ai-sdk/anthropic@$AI_ANTHROPIC" "@ai-sdk/openai@$AI_OPENAI" "@ai-sdk/google@$AI_GOOGLE")
-sdk_js_pkgs=("openai@$SDK_OPENAI" "@anthropic-ai/sdk@$SDK_ANTHROPIC" "ws@$SDK_WS")
+sdk_js_pkgs=("openai@$SDK_OPENAI" "@anthropic-ai/sdk@$SDK_ANTHROPIC" "ws@$SDK_WS" "@openai/agents@$SDK_AGENTS")
 
 command -v node >/dev/null || { echo "agents-e2e: node is required (Node.js >= 20)"; exit 1; }
 command -v npm >/dev/null || { echo "agents-e2e: npm is required"; exit 1; }
@@ -85,12 +86,12 @@ ci_pip "$venv" "openai-agents==$OPENAI_AGENTS"
 ci_build
 
 ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on Node.js %s'
-sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, on Node.js %s'
+sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
 versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s"}' \
   "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
-  "$SDK_OPENAI" "$SDK_ANTHROPIC" "$SDK_WS" "$NODE" "$OPENAI_AGENTS")
+  "$SDK_OPENAI" "$SDK_ANTHROPIC" "$SDK_WS" "$SDK_AGENTS" "$NODE" "$OPENAI_AGENTS")
 python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
   --tools "$npm_dir" --ai-tools "$ai_dir" --ai-node "$node_bin" --sdk-tools "$sdk_js_dir" \
   --python "$venv/bin/python" --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"

@@ -351,13 +351,17 @@ def ai_sdk(name, tools, ws, key, version, node, here):
 def sdk_js(tools, ws, key, version, node, here):
     """The official TypeScript SDKs' own tool loops (`openai`'s `runTools`,
     the Responses loop over HTTP and over `ResponsesWS`, `@anthropic-ai/sdk`'s
-    `toolRunner`), installed under `tools`, run by `node` (>= 22)."""
+    `toolRunner`, `@openai/agents`' `Runner`), installed under `tools`, run by
+    `node` (>= 22)."""
     runs, scripts = [], {}
     for api, modes in (("openai-chat", ("run", "stream")), ("openai-responses", ("create", "stream", "ws")),
-                       ("anthropic", ("run", "stream"))):
+                       ("anthropic", ("run", "stream")), ("agents-chat", ("run", "stream")),
+                       ("agents-responses", ("run", "stream"))):
         for mode in modes:
             s = f"sdk-js-{api}-{mode}"
-            scripts[s] = sdk_steps()
+            # The Agents SDK tells the model only that the tool failed.
+            thrown = r"^An error occurred while running the tool" if api.startswith("agents") else None
+            scripts[s] = sdk_steps(thrown)
             runs.append(Run(s, [node, os.path.join(here, "sdk_js_agent.mjs"), api, mode, s],
                             {"E2E_NODE_MODULES": os.path.join(tools, "node_modules")}))
     return Client("OpenAI and Anthropic TypeScript SDKs", version, runs=runs, scripts=scripts,

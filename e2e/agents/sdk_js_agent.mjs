@@ -9,7 +9,11 @@
 //     guide shows (`responses.create`, `responses.stream`, or `ResponsesWS`,
 //     the SDK's WebSocket mode), the model's output items sent back as input;
 //   API anthropic, MODE run | stream: `@anthropic-ai/sdk`'s
-//     `beta.messages.toolRunner` (a thrown error becomes an `is_error` result).
+//     `beta.messages.toolRunner` (a thrown error becomes an `is_error` result);
+//   API agents-chat | agents-responses, MODE run | stream: the OpenAI Agents
+//     SDK for TypeScript (`@openai/agents`), its `Runner` on a Chat
+//     Completions or a Responses model (a thrown error becomes the SDK's
+//     own "An error occurred while running the tool" text).
 // Environment: E2E_NODE_MODULES (where the SDKs are installed), E2E_GATEWAY
 // (the gateway's URL), E2E_KEY, E2E_WORKSPACE (the tools' cwd).
 // Prints the model's final text; exits non-zero on any error.
@@ -209,6 +213,43 @@ async function anthropic() {
     .join("");
 }
 
-const runs = { "openai-chat": openaiChat, "openai-responses": openaiResponses, anthropic };
+async function agents() {
+  const sdk = require("@openai/agents");
+  const client = openai();
+  const model =
+    api === "agents-chat"
+      ? new sdk.OpenAIChatCompletionsModel(client, "gpt-4o")
+      : new sdk.OpenAIResponsesModel(client, "gpt-4.1");
+  const agent = new sdk.Agent({
+    name: "checker",
+    instructions: "Run the checks with your tools.",
+    model,
+    tools: tools.map(([name, description, parameters, run]) =>
+      sdk.tool({ name, description, parameters, strict: true, execute: async (args) => String(await run(args)) }),
+    ),
+  });
+  // As the Python suite runs it: an unknown tool is the model's error to
+  // recover from, not the run's end.
+  const runner = new sdk.Runner({ toolNotFoundBehavior: "return_error_to_model", tracingDisabled: true });
+  if (mode === "run") {
+    return (await runner.run(agent, prompt, { maxTurns: MAX_TURNS })).finalOutput;
+  }
+  if (mode !== "stream") throw new Error(`unknown mode ${mode}`);
+  const result = await runner.run(agent, prompt, { maxTurns: MAX_TURNS, stream: true });
+  for await (const _ of result) {
+    // drain the events
+  }
+  await result.completed;
+  if (result.error) throw result.error;
+  return result.finalOutput;
+}
+
+const runs = {
+  "openai-chat": openaiChat,
+  "openai-responses": openaiResponses,
+  anthropic,
+  "agents-chat": agents,
+  "agents-responses": agents,
+};
 if (!runs[api]) throw new Error(`unknown API ${api}`);
 console.log(await runs[api]());
