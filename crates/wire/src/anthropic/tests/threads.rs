@@ -151,3 +151,41 @@ fn the_fast_path_and_serde_read_a_thread_alike() {
         }
     }
 }
+
+/// The tool runner's `system` messages (`tool_addition` / `tool_removal`
+/// blocks, beta `inline-tools-2026-09-15`), which it sends after the
+/// results that answer a turn: neither user nor assistant, they change no
+/// pairing, in a thread's `continue` or in a whole history.
+#[test]
+fn the_runners_system_messages_change_no_pairing() {
+    let tools = r#"{"role": "system", "content": [
+        {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": {"name": "g", "input_schema": {"type": "object"}}}},
+        {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "f"}}]}"#;
+    let whole = format!(
+        r#"{{"role": "user", "content": "go"}},
+        {{"role": "assistant", "content": [{{"type": "tool_use", "id": "toolu_a", "name": "f", "input": {{}}}},
+            {{"type": "tool_use", "id": "toolu_b", "name": "f", "input": {{}}}}]}},
+        {ANSWERS}, {tools}"#
+    );
+    for b in [
+        body(Some(CONTINUE), &format!("{ANSWERS}, {tools}")),
+        body(None, &whole),
+    ] {
+        assert_eq!(defects(&b), [], "{b}");
+        assert_eq!(inspected(&b), [], "{b}");
+        let repaired = repair(b.as_bytes()).unwrap();
+        assert!(repaired.changes.is_empty(), "{:?}", repaired.changes);
+        let view = crate::request_view(Dialect::Anthropic, b.as_bytes()).unwrap();
+        let named: Vec<Option<&str>> = view.results.iter().map(|r| r.tool.as_deref()).collect();
+        let held = view.previous_response_id.is_some();
+        assert_eq!(
+            named,
+            if held {
+                [None, None]
+            } else {
+                [Some("f"), Some("f")]
+            }
+        );
+        assert_eq!(fast_then_seeds(&b), Some(Ok(())), "{b}");
+    }
+}
