@@ -92,16 +92,16 @@ impl Stored {
 
 impl Store {
     fn get(&self, id: &str) -> Option<Arc<Stored>> {
-        lock(&self.inner).by_id.get(id).cloned()
+        crate::lock(&self.inner).by_id.get(id).cloned()
     }
 
     /// Whether it made the response `id` (with `store` on).
     pub(crate) fn has(&self, id: &str) -> bool {
-        lock(&self.inner).by_id.contains_key(id)
+        crate::lock(&self.inner).by_id.contains_key(id)
     }
 
     fn insert(&self, id: String, stored: Arc<Stored>) {
-        let mut inner = lock(&self.inner);
+        let mut inner = crate::lock(&self.inner);
         if inner.by_id.insert(id.clone(), stored).is_none() {
             inner.order.push_back(id);
         }
@@ -111,10 +111,6 @@ impl Store {
             }
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 // === continuations ===

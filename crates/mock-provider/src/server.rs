@@ -239,7 +239,7 @@ async fn answer(
         Thread::None
     };
     let body = match &thread {
-        Thread::Continue { whole, .. } => whole.clone(),
+        Thread::Continue { whole } => whole.clone(),
         _ => body,
     };
     // A Responses request is kept, and continues the response it names

@@ -74,10 +74,6 @@ pub(crate) enum Thread {
 /// A refusal: status and the error body.
 pub(crate) type Refusal = (StatusCode, String);
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poison| poison.into_inner())
-}
-
 impl Threads {
     /// What `body` (an Anthropic Messages request) asks; a `continue` is
     /// resolved here, and its id spent.
@@ -140,7 +136,7 @@ impl Threads {
 
     /// The conversation held under `id`, which no other `continue` may name.
     fn spend(&self, id: &str) -> Result<Arc<Held>, Refusal> {
-        let mut inner = lock(&self.inner);
+        let mut inner = crate::lock(&self.inner);
         if inner.continued.contains(id) {
             return Err(invalid(
                 &format!("The message '{id}' was continued already: continue from its reply"),
@@ -179,7 +175,7 @@ impl Threads {
             tools: obj.get("tools").cloned(),
             messages,
         });
-        let mut inner = lock(&self.inner);
+        let mut inner = crate::lock(&self.inner);
         if inner.by_id.insert(id.clone(), held).is_none() {
             inner.order.push_back(id);
         }
