@@ -126,9 +126,6 @@ pub(super) struct Builder<'a> {
     assistant_before_last: Option<usize>,
     /// The text hash of the first user message, once seen.
     first_user_hash: Option<u64>,
-    /// A message thread's `continue`: the first message may answer calls
-    /// the API holds (see [`mod@super::validate`]).
-    held: bool,
     pub has_messages: bool,
     /// A `thread` was read (a second one is refused).
     pub has_thread: bool,
@@ -180,7 +177,6 @@ impl<'a> Builder<'a> {
         self.has_thread = true;
         self.view.threaded = thread.is_some();
         self.view.previous_response_id = thread.and_then(Thread::continues);
-        self.held = self.view.previous_response_id.is_some();
     }
 
     /// The view and the defects, once the whole body is read.
@@ -225,7 +221,9 @@ impl<'a> Builder<'a> {
             hash.write(&first.to_le_bytes());
         }
         view.first_turn_hash = Some(hash.finish());
-        let held = self.held;
+        // A thread's `continue`: its first message may answer calls the
+        // API holds (see [`mod@super::validate`]).
+        let held = view.previous_response_id.is_some();
         Ok((view, self.shapes.as_deref().map(|s| defects(s, held))))
     }
 
