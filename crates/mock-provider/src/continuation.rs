@@ -177,7 +177,7 @@ pub(crate) fn remember<'a>(
 }
 
 /// The request's `input` as items (a string is one user message).
-fn input_items(body: &Value) -> Vec<Value> {
+pub(crate) fn input_items(body: &Value) -> Vec<Value> {
     match body.get("input") {
         Some(Value::Array(items)) => items.clone(),
         Some(Value::String(text)) => {
@@ -190,7 +190,9 @@ fn input_items(body: &Value) -> Vec<Value> {
 /// The id and output items of the response in `events`: a response
 /// object, or the last one a stream event carries (`response.completed`
 /// and the like), its output, else the items of `response.output_item.done`.
-fn response_in<'a>(events: impl IntoIterator<Item = &'a [u8]>) -> Option<(String, Vec<Value>)> {
+pub(crate) fn response_in<'a>(
+    events: impl IntoIterator<Item = &'a [u8]>,
+) -> Option<(String, Vec<Value>)> {
     let mut id = None;
     let mut output: Vec<Value> = Vec::new();
     let mut done: Vec<Value> = Vec::new();

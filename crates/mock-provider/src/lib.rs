@@ -18,6 +18,8 @@
 //! - the Responses API's compaction, `POST /v1/responses/compact` (and
 //!   the ChatGPT backend's `…/codex/responses/compact`): the input's user
 //!   messages and one `compaction` item (`compact`);
+//! - the Conversations API, `/v1/conversations` and its items, whose
+//!   conversations a Responses request can name (`conversation`);
 //! - `GET /v1/models` (Anthropic's or OpenAI's listing, told apart by the
 //!   `anthropic-version` / `x-api-key` headers) and `GET /v1beta/models`.
 //!
@@ -74,6 +76,7 @@ mod cloud;
 mod cloud_auth;
 mod compact;
 mod continuation;
+mod conversation;
 mod envelope;
 mod google_federation;
 mod json;
@@ -226,6 +229,8 @@ pub(crate) struct Shared {
     pub(crate) responses: continuation::Store,
     /// Anthropic's held conversations (message threads).
     pub(crate) threads: thread::Threads,
+    /// The Responses API's stored conversations (`/v1/conversations`).
+    pub(crate) conversations: conversation::Conversations,
 }
 
 /// A running mock provider; stops (closing every connection) when dropped.
@@ -288,6 +293,7 @@ impl MockProvider {
             ws_ends: Mutex::new(Vec::new()),
             responses: continuation::Store::default(),
             threads: thread::Threads::default(),
+            conversations: conversation::Conversations::default(),
         });
         let stop = CancellationToken::new();
         tokio::spawn(accept_loop(listener, shared.clone(), stop.clone()));

@@ -129,6 +129,9 @@ async fn answer(
     if let Some(reply) = count_tokens(shared, parts, path, query, &body) {
         return reply;
     }
+    if let Some(reply) = conversations(shared, parts, path, query, &body) {
+        return reply;
+    }
     if parts.method == Method::POST && crate::compact::is_compact_path(path) {
         let body = match decoded(&parts.headers, body) {
             Ok(body) => body,
@@ -250,21 +253,51 @@ async fn answer(
         .then(|| serde_json::from_slice::<serde_json::Value>(&body).ok())
         .flatten();
     let mut previous = None;
+    // A stored conversation the request adds to (`conversation`).
+    let mut conversation = None;
+    // The request as the API reads it, with what it continues: what agent
+    // mode plays its scripts over.
+    let mut context = None;
     if shared.opts.validate {
         let violation = match &responses_body {
-            Some(v) => match continuation::previous(&shared.responses, None, v) {
-                Previous::NotFound(id) => {
-                    return json_response(StatusCode::BAD_REQUEST, previous_not_found(&id));
+            Some(v) => {
+                let stored = match shared.conversations.context(v) {
+                    Ok(stored) => stored,
+                    Err((status, body)) => return error_response(api, status, body),
+                };
+                let whole = match (continuation::previous(&shared.responses, None, v), stored) {
+                    (Previous::NotFound(id), _) => {
+                        return json_response(StatusCode::BAD_REQUEST, previous_not_found(&id));
+                    }
+                    (Previous::Found(p), _) => {
+                        let whole = continuation::with_context(v, &p);
+                        previous = Some(p);
+                        Some(whole)
+                    }
+                    (Previous::None, Some((id, items))) => {
+                        conversation = Some(id);
+                        Some(crate::conversation::with_items(v, items))
+                    }
+                    (Previous::None, None) => None,
+                };
+                match whole {
+                    Some(whole) => {
+                        let violation = crate::rules::violation_value(
+                            route.dialect,
+                            route.model.as_deref(),
+                            &whole,
+                        );
+                        context = shared
+                            .opts
+                            .agent
+                            .is_some()
+                            .then(|| serde_json::to_vec(&whole).ok())
+                            .flatten();
+                        violation
+                    }
+                    None => crate::rules::violation(route.dialect, route.model.as_deref(), &body),
                 }
-                Previous::Found(p) => {
-                    let whole = continuation::with_context(v, &p);
-                    previous = Some(p);
-                    crate::rules::violation_value(route.dialect, route.model.as_deref(), &whole)
-                }
-                Previous::None => {
-                    crate::rules::violation(route.dialect, route.model.as_deref(), &body)
-                }
-            },
+            }
             None => crate::rules::violation(route.dialect, route.model.as_deref(), &body),
         };
         if let Some(message) = violation {
@@ -297,8 +330,9 @@ async fn answer(
             raw.delay,
         ),
         None => {
+            let agent_body = context.as_deref().unwrap_or(&body);
             let (status, mut headers, chunks, delay) =
-                default_reply(shared, &route, &body, streaming);
+                default_reply(shared, &route, &body, agent_body, streaming);
             let chunks = match &cloud_route {
                 Some(c) => cloud::shape_reply(c, &mut headers, chunks, streaming),
                 None => chunks,
@@ -313,6 +347,11 @@ async fn answer(
         && status == StatusCode::OK
     {
         let events = continuation::reply_events(&chunks, is_sse);
+        if let Some(id) = &conversation
+            && let Some((_, output)) = continuation::response_in(events.iter().map(|e| e.as_ref()))
+        {
+            shared.conversations.append(id, v, output);
+        }
         let events = events.iter().map(|e| e.as_ref());
         continuation::remember(&shared.responses, None, v, previous, events);
     }
@@ -509,10 +548,18 @@ fn decoded(headers: &http::HeaderMap, body: Bytes) -> Result<Bytes, String> {
         .map_err(|e| format!("could not decode the request body: {}", e.detail))
 }
 
-fn default_reply(shared: &Shared, route: &Route, body: &[u8], streaming: bool) -> Reply {
+/// The reply to `body`; agent mode plays its scripts over `agent_body`
+/// (the request with the context it continues).
+fn default_reply(
+    shared: &Shared,
+    route: &Route,
+    body: &[u8],
+    agent_body: &[u8],
+    streaming: bool,
+) -> Reply {
     let calls = shared.opts.calls_per_reply;
     let mut p = if let Some(agent) = &shared.opts.agent {
-        agent.plan(route.dialect, body, route.model.as_deref())
+        agent.plan(route.dialect, agent_body, route.model.as_deref())
     } else {
         plan(
             route.dialect,
@@ -667,6 +714,32 @@ fn count_tokens(
         StatusCode::OK,
         Obj::new().num("input_tokens", tokens).done(),
     ))
+}
+
+/// The Conversations API (`conversation`), with OpenAI's authentication.
+fn conversations(
+    shared: &Shared,
+    parts: &http::request::Parts,
+    path: &str,
+    query: Option<&str>,
+    body: &Bytes,
+) -> Option<Response<Body>> {
+    if !path.starts_with("/v1/conversations") {
+        return None;
+    }
+    if let Some((status, body)) = envelope::check_auth(
+        Provider::OpenAi,
+        &parts.headers,
+        query,
+        shared.opts.api_key.as_deref(),
+    ) {
+        return Some(json_response(status, body));
+    }
+    let (status, body) =
+        shared
+            .conversations
+            .serve(&parts.method, path, query.unwrap_or(""), body)?;
+    Some(json_response(status, body))
 }
 
 /// Model listings, and 404 for anything else, in the provider's envelope.

@@ -12,6 +12,8 @@ use toolwarden_mock_provider::{Fault, MockOptions, MockProvider, Scripted};
 
 #[path = "mock/continuation.rs"]
 mod continuation;
+#[path = "mock/conversation.rs"]
+mod conversation;
 
 type HttpClient = Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>;
 
