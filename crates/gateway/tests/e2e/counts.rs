@@ -543,20 +543,25 @@ async fn two_runs_of_one_gemini_script_count_each_answer() {
 /// only its new items, the outputs without their calls (the conversation
 /// holds them). They are one session, the conversation's, whatever their
 /// first items; the outputs are not orphans, so `repair = "fix"` leaves
-/// the bodies as they came; each call and result counts once.
+/// the bodies as they came, and the mock, which holds the conversation as
+/// the API does, takes them as answering its calls; each call and result
+/// counts once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn responses_turns_of_a_stored_conversation_are_one_session() {
     let opts = MockOptions {
         calls_per_reply: 2,
-        // The mock keeps no conversations: it would refuse the outputs.
-        validate: false,
         ..MockOptions::default()
     };
     let mut h = Harness::with(opts, |c| c.repair = toolwarden_gateway::RepairMode::Fix).await;
     let (headers, tools) = responses_setup();
     let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let url = format!("{}/v1/responses", h.gw());
-    let conversation = "conv_68a1f0c2e4b8819090f1c2a3b4c5d6e7";
+    // Made at the provider, as `conversations.create` makes it.
+    let made = format!("{}/v1/conversations", h.mock.base_url());
+    let r = post(&h.client, made, &headers, &json!({"items": []})).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let made: Value = serde_json::from_slice(&r.body).unwrap();
+    let conversation = made["id"].as_str().unwrap();
     for (round, (text, form)) in [
         ("A trip to Lisbon, please.", json!(conversation)),
         ("And a hotel?", json!({"id": conversation})),
