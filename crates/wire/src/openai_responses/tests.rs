@@ -170,6 +170,53 @@ fn string_input_has_no_calls_and_a_turn_hash() {
     assert_ne!(a.first_turn_hash, c.first_turn_hash);
 }
 
+/// The first turn counts by role and text: the forms a conversation's
+/// first message takes between its requests (a string `input`, a user
+/// message, `input_text` parts with the `id` and `status` the
+/// Conversations API lists it with) hash alike; another text, role or
+/// instructions do not, and a first item that is no message counts by its
+/// raw text.
+#[test]
+fn the_first_turn_hash_reads_a_message_by_role_and_text() {
+    let hash = |body: &str| {
+        request_view_with(body.as_bytes(), &never)
+            .unwrap()
+            .first_turn_hash
+            .unwrap()
+    };
+    let same = [
+        r#"{"instructions":"x","input":"Run it."}"#,
+        r#"{"instructions":"x","input":[{"role":"user","content":"Run it."}]}"#,
+        r#"{"instructions":"x","input":[{"content":"Run it.","role":"user"},{"role":"user","content":"more"}]}"#,
+        r#"{"instructions":"x","input":[{"type":"message","id":"msg_1","status":"completed","role":"user",
+            "content":[{"type":"input_text","text":"Run it."}]}]}"#,
+        r#"{"instructions":"x","input":[{"type":"message","role":"user",
+            "content":[{"type":"input_text","text":"Run \u0069t."}]}]}"#,
+    ];
+    let first = hash(same[0]);
+    for body in same {
+        assert_eq!(hash(body), first, "{body}");
+    }
+    let other = [
+        r#"{"instructions":"y","input":"Run it."}"#,
+        r#"{"instructions":"x","input":"Run it!"}"#,
+        r#"{"instructions":"x","input":[{"role":"developer","content":"Run it."}]}"#,
+        r#"{"instructions":"x","input":[{"role":"user","content":[{"type":"input_text","text":"Run"},
+            {"type":"input_text","text":"it."}]}]}"#,
+        r#"{"input":"Run it."}"#,
+    ];
+    for body in other {
+        assert_ne!(hash(body), first, "{body}");
+    }
+    let output = |id: &str| {
+        hash(&format!(
+            r#"{{"input":[{{"type":"function_call_output","call_id":"{id}","output":"ok"}}]}}"#
+        ))
+    };
+    assert_ne!(output("call_1"), output("call_2"));
+    assert_eq!(output("call_1"), output("call_1"));
+}
+
 #[test]
 fn previous_response_id_makes_unknown_outputs_server_side() {
     let body = br#"{"previous_response_id":"resp_1","input":[

@@ -10,7 +10,8 @@ use super::{
     pairing::{OutputFate, Plan, Slot},
 };
 use crate::{
-    CallView, RequestView, ResultView, WireError, raw_result::RawResult, scan::Bail, splice::fnv1a,
+    CallView, RequestView, ResultView, WireError, content::FlatContent, raw_result::RawResult,
+    scan::Bail, text::Fnv64,
 };
 
 /// A parsed body: its items and whether part of the history is on the
@@ -93,6 +94,58 @@ pub(super) fn fast_then_serde(bytes: &[u8]) -> Option<Result<(), String>> {
     })
 }
 
+/// The first item of an `input`, or the whole `input` as a string.
+enum First<'a> {
+    Text(&'a str),
+    Item(&'a str),
+}
+
+/// The conversation's first turn: the instructions (raw), then the first
+/// item. A message counts by its role and text alone, as the other
+/// dialects count their first user message, so the forms one message takes
+/// between a conversation's requests do not count: `input` as a string or
+/// as a user message, a string or `input_text` parts, with or without
+/// `type`, and the `id` and `status` a stored conversation gives its items
+/// (the OpenAI Agents SDK's `OpenAIConversationsSession` sends its history
+/// as the Conversations API lists it). Any other first item counts by its
+/// raw text.
+fn first_turn_hash(system: &[u8], first: First<'_>) -> u64 {
+    #[derive(serde::Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow, default, rename = "type")]
+        kind: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        role: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        content: Option<crate::splice::Raw<'a>>,
+    }
+    let mut hash = Fnv64::default();
+    hash.field(system);
+    match first {
+        First::Text(text) => {
+            hash.field(b"user");
+            hash.field(text.as_bytes());
+        }
+        First::Item(raw) => {
+            let message = serde_json::from_str::<Message<'_>>(raw)
+                .ok()
+                .filter(|m| m.kind.as_deref().is_none_or(|k| k == "message"))
+                .and_then(|m| {
+                    let text = FlatContent::parse(m.content.map(|c| c.0)).ok()?.text;
+                    Some((m.role?, text))
+                });
+            match message {
+                Some((role, text)) => {
+                    hash.field(role.as_bytes());
+                    hash.field(text.as_bytes());
+                }
+                None => hash.field(raw.as_bytes()),
+            }
+        }
+    }
+    hash.finish()
+}
+
 /// The view of a parsed body.
 fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
     let slots = parsed.slots();
@@ -103,19 +156,19 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
     let (items, first, message_count) = match body.input {
         Some(Input::Items { items, first }) => {
             let n = items.len();
-            (items, first.map(|r| r.0.as_bytes()), n)
+            (items, first.map(|r| r.0), n)
         }
         Some(Input::Text(t)) => {
             let system = body.instructions.map(|r| r.0.as_bytes()).unwrap_or(b"");
             let mut view = base_view(body.model, body.stream, body.previous_response_id, 1);
             view.conversation = body.conversation;
-            view.first_turn_hash = Some(fnv1a(&[system, t.as_bytes()]));
+            view.first_turn_hash = Some(first_turn_hash(system, First::Text(&t)));
             return Ok((view, found));
         }
         None => (Vec::new(), None, 0),
     };
     let system = body.instructions.map(|r| r.0.as_bytes()).unwrap_or(b"");
-    let first_turn_hash = first.map(|f| fnv1a(&[system, f]));
+    let first_turn_hash = first.map(|f| first_turn_hash(system, First::Item(f)));
     let mut view = base_view(
         body.model,
         body.stream,
