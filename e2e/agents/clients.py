@@ -364,6 +364,17 @@ def sdk_js(tools, ws, key, version, node, here):
             scripts[s] = sdk_steps(thrown)
             runs.append(Run(s, [node, os.path.join(here, "sdk_js_agent.mjs"), api, mode, s],
                             {"E2E_NODE_MODULES": os.path.join(tools, "node_modules")}))
+    # The Agents SDK with the conversation on the API's side: each request
+    # carries only its new items.
+    for state in ("conversation", "session", "previous"):
+        for mode in ("run", "stream"):
+            s = f"sdk-js-agents-{state}-{mode}"
+            scripts[s] = sdk_steps(r"^An error occurred while running the tool")
+            if state != "conversation":
+                # The second run, given the first's history or its last response.
+                scripts[f"{s}-cont"] = [Step("read_file", {"path": "present.txt"}, False, r"hello e2e")]
+            runs.append(Run(s, [node, os.path.join(here, "sdk_js_agent.mjs"), "agents-responses", mode, s, state],
+                            {"E2E_NODE_MODULES": os.path.join(tools, "node_modules")}))
     return Client("OpenAI and Anthropic TypeScript SDKs", version, runs=runs, scripts=scripts,
                   conversations=len(runs))
 
@@ -389,13 +400,22 @@ def builtin_steps(script):
 
 def openai_agents(ws, key, version, python, here):
     runs, scripts = [], {}
+    # By default the Agents SDK tells the model only that the tool failed.
+    thrown = r"^An error occurred while running the tool"
     for kind in ("chat", "responses", "builtin"):
         for mode in ("run", "streamed"):
             s = f"agents-{kind}-{mode}"
-            if kind == "builtin":
-                scripts[s] = builtin_steps(s)
-            else:
-                # By default the Agents SDK tells the model only that the tool failed.
-                scripts[s] = sdk_steps(thrown=r"^An error occurred while running the tool")
+            scripts[s] = builtin_steps(s) if kind == "builtin" else sdk_steps(thrown=thrown)
             runs.append(Run(s, [python, os.path.join(here, "openai_agents_agent.py"), kind, mode, s]))
+    # The conversation kept on the API's side: each request carries only its
+    # new items (the function_call_outputs without their calls).
+    for state in ("chained", "conversation", "session"):
+        for mode in ("run", "streamed"):
+            s = f"agents-{state}-{mode}"
+            scripts[s] = sdk_steps(thrown=thrown)
+            if state == "session":
+                # The second run on the session, given the first's history.
+                scripts[f"{s}-cont"] = [Step("read_file", {"path": "present.txt"}, False, r"hello e2e")]
+            runs.append(Run(s, [python, os.path.join(here, "openai_agents_agent.py"), "responses", mode, s,
+                                state]))
     return Client("OpenAI Agents SDK", version, runs=runs, scripts=scripts, conversations=len(runs))

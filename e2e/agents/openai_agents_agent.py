@@ -1,13 +1,23 @@
 """One conversation with the OpenAI Agents SDK through the gateway: function
 tools (files, shell) that really fail or succeed, Runner.run or run_streamed.
 
-    python openai_agents_agent.py chat|responses|builtin run|streamed MARKER
+    python openai_agents_agent.py chat|responses|builtin run|streamed MARKER [STATE]
 
 `builtin`: the Responses model with the SDK's own ShellTool (a local
 executor that runs the commands in the workspace: real stdout, stderr and
 exit codes) and ApplyPatchTool (an editor that applies the model's V4A
 diffs to the workspace's files, raising on a missing file); the model calls
 them as the API's built-in `shell_call` and `apply_patch_call` items.
+
+STATE (the Responses model only) keeps the conversation on the API's side,
+so each request carries only its new items:
+- `chained`: `auto_previous_response_id` (each turn names the previous
+  response);
+- `conversation`: a conversation made with `conversations.create`, passed
+  as `conversation_id`;
+- `session`: an `OpenAIConversationsSession` (the SDK reads the history
+  from the conversation's items and adds each run's items to it), over two
+  runs: MARKER, then MARKER-cont, the second one given the first's history.
 
 Environment: E2E_GATEWAY (the gateway's URL), E2E_KEY, E2E_WORKSPACE (the
 tools' cwd). Prints the final output; exits non-zero on any error.
@@ -24,6 +34,7 @@ from agents import (
     ApplyPatchOperation,
     ApplyPatchTool,
     OpenAIChatCompletionsModel,
+    OpenAIConversationsSession,
     OpenAIResponsesModel,
     RunConfig,
     Runner,
@@ -132,7 +143,19 @@ class WorkspaceEditor:
         return f"Deleted {op.path}"
 
 
-async def main(kind: str, mode: str, marker: str) -> None:
+async def run_once(agent, prompt: str, mode: str, **state):
+    config = RunConfig(tool_not_found_behavior="return_error_to_model")
+    if mode == "run":
+        return await Runner.run(agent, prompt, run_config=config, max_turns=12, **state)
+    if mode == "streamed":
+        result = Runner.run_streamed(agent, prompt, run_config=config, max_turns=12, **state)
+        async for _ in result.stream_events():
+            pass
+        return result
+    raise SystemExit(f"unknown mode {mode}")
+
+
+async def main(kind: str, mode: str, marker: str, state: str = "none") -> None:
     set_tracing_disabled(True)
     client = AsyncOpenAI(base_url=os.environ["E2E_GATEWAY"] + "/v1", api_key=os.environ["E2E_KEY"], max_retries=0)
     tools = [read_file, run_shell, edit_file, explode]
@@ -146,18 +169,23 @@ async def main(kind: str, mode: str, marker: str) -> None:
     else:
         raise SystemExit(f"unknown model kind {kind}")
     agent = Agent(name="e2e", instructions="Run the checks.", model=model, tools=tools)
-    config = RunConfig(tool_not_found_behavior="return_error_to_model")
     prompt = f"Run the checks. [[e2e:{marker}]]"
-    if mode == "run":
-        result = await Runner.run(agent, prompt, run_config=config, max_turns=12)
-    elif mode == "streamed":
-        result = Runner.run_streamed(agent, prompt, run_config=config, max_turns=12)
-        async for _ in result.stream_events():
-            pass
+    if state == "none":
+        result = await run_once(agent, prompt, mode)
+    elif state == "chained":
+        result = await run_once(agent, prompt, mode, auto_previous_response_id=True)
+    elif state == "conversation":
+        conversation = await client.conversations.create(items=[])
+        result = await run_once(agent, prompt, mode, conversation_id=conversation.id)
+    elif state == "session":
+        session = OpenAIConversationsSession(openai_client=client)
+        first = await run_once(agent, prompt, mode, session=session)
+        print(first.final_output)
+        result = await run_once(agent, f"One more. [[e2e:{marker}-cont]]", mode, session=session)
     else:
-        raise SystemExit(f"unknown mode {mode}")
+        raise SystemExit(f"unknown state {state}")
     print(result.final_output)
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:4]))
+    asyncio.run(main(*sys.argv[1:5]))

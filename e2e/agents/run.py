@@ -202,7 +202,12 @@ def recorded(args, db):
         results = Counter({(m, t): n for m, t, n in con.execute(
             "SELECT COALESCE(model, 'unknown'), tool, COUNT(*) FROM tool_calls "
             "WHERE result_request_id IS NOT NULL GROUP BY 1, 2")})
-        sessions = [r[0] for r in con.execute("SELECT session_id FROM sessions ORDER BY first_ms")]
+        # The conversations: sessions holding a model request (a request
+        # the gateway forwarded unread, e.g. to the Conversations API, has
+        # no dialect, and its session can be `unknown`).
+        sessions = [r[0] for r in con.execute(
+            "SELECT session_id FROM sessions s WHERE EXISTS (SELECT 1 FROM requests r "
+            "WHERE r.session_id = s.session_id AND r.dialect IS NOT NULL) ORDER BY first_ms")]
         unanswered = list(con.execute("SELECT tool, call_id FROM tool_calls WHERE request_id IS NULL"))
         errors = list(con.execute("SELECT path, status, error FROM requests WHERE error IS NOT NULL "
                                   "OR (dialect IS NOT NULL AND status >= 300)"))

@@ -2,7 +2,7 @@
 // gateway: real tools (files, shell) that fail or succeed, run until the model
 // answers with text.
 //
-//   node sdk_js_agent.mjs API MODE MARKER
+//   node sdk_js_agent.mjs API MODE MARKER [STATE]
 //   API openai-chat, MODE run | stream: `openai`'s `chat.completions.runTools`
 //     (its runner calls the tools and sends their results);
 //   API openai-responses, MODE create | stream | ws: the loop the Responses
@@ -13,7 +13,13 @@
 //   API agents-chat | agents-responses, MODE run | stream: the OpenAI Agents
 //     SDK for TypeScript (`@openai/agents`), its `Runner` on a Chat
 //     Completions or a Responses model (a thrown error becomes the SDK's
-//     own "An error occurred while running the tool" text).
+//     own "An error occurred while running the tool" text). STATE (on the
+//     Responses model) keeps the conversation on the API's side, each
+//     request carrying only its new items: `conversation` (a conversation
+//     made with `conversations.create`, passed as `conversationId`),
+//     `session` (an `OpenAIConversationsSession`, over two runs: MARKER, then
+//     MARKER-cont given the first's history), `previous` (two runs, the
+//     second continuing the first's last response: `previousResponseId`).
 // Environment: E2E_NODE_MODULES (where the SDKs are installed), E2E_GATEWAY
 // (the gateway's URL), E2E_KEY, E2E_WORKSPACE (the tools' cwd).
 // Prints the model's final text; exits non-zero on any error.
@@ -22,7 +28,7 @@ import { execSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 
-const [api, mode, marker] = process.argv.slice(2);
+const [api, mode, marker, state = "none"] = process.argv.slice(2);
 const need = (k) => {
   const v = process.env[k];
   if (!v) throw new Error(`${k} is not set`);
@@ -231,17 +237,37 @@ async function agents() {
   // As the Python suite runs it: an unknown tool is the model's error to
   // recover from, not the run's end.
   const runner = new sdk.Runner({ toolNotFoundBehavior: "return_error_to_model", tracingDisabled: true });
-  if (mode === "run") {
-    return (await runner.run(agent, prompt, { maxTurns: MAX_TURNS })).finalOutput;
+  const once = async (text, options) => {
+    if (mode === "run") {
+      return await runner.run(agent, text, { maxTurns: MAX_TURNS, ...options });
+    }
+    if (mode !== "stream") throw new Error(`unknown mode ${mode}`);
+    const result = await runner.run(agent, text, { maxTurns: MAX_TURNS, stream: true, ...options });
+    for await (const _ of result) {
+      // drain the events
+    }
+    await result.completed;
+    if (result.error) throw result.error;
+    return result;
+  };
+  const more = `One more. [[e2e:${marker}-cont]]`;
+  if (state === "none") return (await once(prompt, {})).finalOutput;
+  if (state === "conversation") {
+    const conversation = await client.conversations.create({ items: [] });
+    return (await once(prompt, { conversationId: conversation.id })).finalOutput;
   }
-  if (mode !== "stream") throw new Error(`unknown mode ${mode}`);
-  const result = await runner.run(agent, prompt, { maxTurns: MAX_TURNS, stream: true });
-  for await (const _ of result) {
-    // drain the events
+  if (state === "session") {
+    const session = new sdk.OpenAIConversationsSession({ client });
+    const first = await once(prompt, { session });
+    return `${first.finalOutput}\n${(await once(more, { session })).finalOutput}`;
   }
-  await result.completed;
-  if (result.error) throw result.error;
-  return result.finalOutput;
+  if (state === "previous") {
+    const first = await once(prompt, {});
+    const previousResponseId = first.lastResponseId;
+    if (!previousResponseId) throw new Error("the first run has no lastResponseId");
+    return `${first.finalOutput}\n${(await once(more, { previousResponseId })).finalOutput}`;
+  }
+  throw new Error(`unknown state ${state}`);
 }
 
 const runs = {
