@@ -202,6 +202,14 @@ impl GatewayChild {
         self.status_kb("VmRSS:")
     }
 
+    /// The resident set's anonymous and file-backed parts, in bytes: a
+    /// binary's mapped pages count in the second, and how many of them are
+    /// resident follows the page cache (a freshly written binary's pages
+    /// are all cached, and a fault maps its cached neighbours too).
+    pub fn rss_anon_file_bytes(&self) -> (u64, u64) {
+        (self.status_kb("RssAnon:"), self.status_kb("RssFile:"))
+    }
+
     /// Peak resident set size in bytes.
     pub fn peak_rss_bytes(&self) -> u64 {
         self.status_kb("VmHWM:")

@@ -798,14 +798,16 @@ async fn settled_rss(
 ) -> Row {
     drain(proxied).await;
     tokio::time::sleep(soak::IDLE_SETTLE).await;
+    let mb = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+    let (anon, file) = gw.rss_anon_file_bytes();
     Row {
         what: format!(
             "gateway RSS after {after} (recording drained, {} s idle)",
             soak::IDLE_SETTLE.as_secs()
         ),
         direct: "–".into(),
-        gateway: format!("{:.1} MB", gw.rss_bytes() as f64 / (1024.0 * 1024.0)),
-        delta: String::new(),
+        gateway: format!("{:.1} MB", mb(gw.rss_bytes())),
+        delta: format!("anon {:.1} MB, file {:.1} MB", mb(anon), mb(file)),
         target,
     }
 }

@@ -11,8 +11,9 @@
 //!   given an id and a `status` when stored, and a message's text becomes
 //!   `input_text` / `output_text` parts, as the API lists them. At most
 //!   [`CAPACITY`] conversations, the oldest go first.
-//! - A Responses request naming a conversation is read as the
-//!   conversation's items followed by its own input: the pairing rules judge
+//! - A Responses request over HTTP naming a conversation is read as the
+//!   conversation's items followed by its own input (the WebSocket mode's
+//!   turns do not read conversations here): the pairing rules judge
 //!   that whole, so its `function_call_output`s must answer the calls the
 //!   conversation holds. After a successful reply its input and output
 //!   items are added to the conversation. It cannot also name a
@@ -74,6 +75,9 @@ impl Conversations {
         body: &[u8],
     ) -> Option<Reply> {
         let rest = path.strip_prefix("/v1/conversations")?;
+        if !(rest.is_empty() || rest.starts_with('/')) {
+            return None;
+        }
         let parts: Vec<&str> = rest.split('/').skip(1).collect();
         let reply = match (method.as_str(), parts.as_slice()) {
             ("POST", []) => self.create(body),

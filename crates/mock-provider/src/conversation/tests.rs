@@ -239,6 +239,10 @@ fn deleted_and_unknown_conversations_are_not_found() {
             .is_none()
     );
     assert!(c.serve(&Method::GET, "/v1/responses", "", b"").is_none());
+    assert!(
+        c.serve(&Method::POST, "/v1/conversationsx", "", b"{}")
+            .is_none()
+    );
 }
 
 #[test]
