@@ -402,20 +402,15 @@ fn invalid(message: impl AsRef<str>) -> Reply {
 }
 
 fn not_found(id: &str) -> Reply {
-    (
-        StatusCode::NOT_FOUND,
-        envelope::error_body(
-            Provider::OpenAi,
-            StatusCode::NOT_FOUND,
-            "invalid_request_error",
-            None,
-            None,
-            &format!("Conversation with id '{id}' not found."),
-        ),
-    )
+    missing("Conversation", id)
 }
 
 fn item_not_found(id: &str) -> Reply {
+    missing("Item", id)
+}
+
+/// 404 for the `what` named `id`.
+fn missing(what: &str, id: &str) -> Reply {
     (
         StatusCode::NOT_FOUND,
         envelope::error_body(
@@ -424,7 +419,7 @@ fn item_not_found(id: &str) -> Reply {
             "invalid_request_error",
             None,
             None,
-            &format!("Item with id '{id}' not found."),
+            &format!("{what} with id '{id}' not found."),
         ),
     )
 }

@@ -701,19 +701,30 @@ fn count_tokens(
     if parts.method != Method::POST || path != "/v1/messages/count_tokens" {
         return None;
     }
-    if let Some((status, body)) = envelope::check_auth(
-        Provider::Anthropic,
-        &parts.headers,
-        query,
-        shared.opts.api_key.as_deref(),
-    ) {
-        return Some(json_response(status, body));
+    if let Some(denied) = denied(shared, Provider::Anthropic, parts, query) {
+        return Some(denied);
     }
     let tokens = (body.len() as u64 / 4).max(1);
     Some(json_response(
         StatusCode::OK,
         Obj::new().num("input_tokens", tokens).done(),
     ))
+}
+
+/// The provider's refusal of a request without its key, if it is one.
+fn denied(
+    shared: &Shared,
+    provider: Provider,
+    parts: &http::request::Parts,
+    query: Option<&str>,
+) -> Option<Response<Body>> {
+    let (status, body) = envelope::check_auth(
+        provider,
+        &parts.headers,
+        query,
+        shared.opts.api_key.as_deref(),
+    )?;
+    Some(json_response(status, body))
 }
 
 /// The Conversations API (`conversation`), with OpenAI's authentication.
@@ -727,13 +738,8 @@ fn conversations(
     if !path.starts_with("/v1/conversations") {
         return None;
     }
-    if let Some((status, body)) = envelope::check_auth(
-        Provider::OpenAi,
-        &parts.headers,
-        query,
-        shared.opts.api_key.as_deref(),
-    ) {
-        return Some(json_response(status, body));
+    if let Some(denied) = denied(shared, Provider::OpenAi, parts, query) {
+        return Some(denied);
     }
     let (status, body) =
         shared
@@ -776,13 +782,8 @@ fn other_route(
         );
         return json_response(StatusCode::NOT_FOUND, body);
     }
-    if let Some((status, body)) = envelope::check_auth(
-        provider,
-        &parts.headers,
-        query,
-        shared.opts.api_key.as_deref(),
-    ) {
-        return json_response(status, body);
+    if let Some(denied) = denied(shared, provider, parts, query) {
+        return denied;
     }
     let models = [
         "mock-model",
