@@ -408,14 +408,21 @@ def openai_agents(ws, key, version, python, here):
             scripts[s] = builtin_steps(s) if kind == "builtin" else sdk_steps(thrown=thrown)
             runs.append(Run(s, [python, os.path.join(here, "openai_agents_agent.py"), kind, mode, s]))
     # The conversation kept on the API's side: each request carries only its
-    # new items (the function_call_outputs without their calls).
-    for state in ("chained", "conversation", "session"):
+    # new items (the function_call_outputs without their calls); and an
+    # OpenAIResponsesCompactionSession, whose history is compacted by
+    # `responses.compact` (from its input) after the first run.
+    for state in ("chained", "conversation", "session", "compaction"):
         for mode in ("run", "streamed"):
             s = f"agents-{state}-{mode}"
             scripts[s] = sdk_steps(thrown=thrown)
-            if state == "session":
+            if state in ("session", "compaction"):
                 # The second run on the session, given the first's history.
                 scripts[f"{s}-cont"] = [Step("read_file", {"path": "present.txt"}, False, r"hello e2e")]
             runs.append(Run(s, [python, os.path.join(here, "openai_agents_agent.py"), "responses", mode, s,
                                 state]))
-    return Client("OpenAI Agents SDK", version, runs=runs, scripts=scripts, conversations=len(runs))
+    # The compaction session's `responses.compact` request (after the first
+    # run, its history past the threshold) names no `instructions`: a
+    # fingerprint session of its own, its outputs counted where they were.
+    compactions = sum(1 for r in runs if r.script.startswith("agents-compaction-"))
+    return Client("OpenAI Agents SDK", version, runs=runs, scripts=scripts,
+                  conversations=len(runs) + compactions)

@@ -17,7 +17,11 @@ so each request carries only its new items:
   as `conversation_id`;
 - `session`: an `OpenAIConversationsSession` (the SDK reads the history
   from the conversation's items and adds each run's items to it), over two
-  runs: MARKER, then MARKER-cont, the second one given the first's history.
+  runs: MARKER, then MARKER-cont, the second one given the first's history;
+- `compaction`: an `OpenAIResponsesCompactionSession` over a `SQLiteSession`
+  (`compaction_mode="input"`), over the same two runs: after the first, its
+  history past the SDK's threshold, it calls `responses.compact` and the
+  second run is given the compacted history.
 
 Environment: E2E_GATEWAY (the gateway's URL), E2E_KEY, E2E_WORKSPACE (the
 tools' cwd). Prints the final output; exits non-zero on any error.
@@ -35,9 +39,11 @@ from agents import (
     ApplyPatchTool,
     OpenAIChatCompletionsModel,
     OpenAIConversationsSession,
+    OpenAIResponsesCompactionSession,
     OpenAIResponsesModel,
     RunConfig,
     Runner,
+    SQLiteSession,
     ShellCallOutcome,
     ShellCommandOutput,
     ShellCommandRequest,
@@ -179,6 +185,12 @@ async def main(kind: str, mode: str, marker: str, state: str = "none") -> None:
         result = await run_once(agent, prompt, mode, conversation_id=conversation.id)
     elif state == "session":
         session = OpenAIConversationsSession(openai_client=client)
+        first = await run_once(agent, prompt, mode, session=session)
+        print(first.final_output)
+        result = await run_once(agent, f"One more. [[e2e:{marker}-cont]]", mode, session=session)
+    elif state == "compaction":
+        session = OpenAIResponsesCompactionSession(
+            session_id=marker, underlying_session=SQLiteSession(marker), client=client, compaction_mode="input")
         first = await run_once(agent, prompt, mode, session=session)
         print(first.final_output)
         result = await run_once(agent, f"One more. [[e2e:{marker}-cont]]", mode, session=session)
