@@ -252,48 +252,17 @@ async fn answer(
     let responses_body = (shared.opts.validate && route.dialect == Dialect::OpenAiResponses)
         .then(|| serde_json::from_slice::<serde_json::Value>(&body).ok())
         .flatten();
-    let mut previous = None;
-    // A stored conversation the request adds to (`conversation`).
-    let mut conversation = None;
-    // The request as the API reads it, with what it continues: what agent
-    // mode plays its scripts over.
-    let mut context = None;
+    let mut kept = Kept::default();
     if shared.opts.validate {
         let violation = match &responses_body {
             Some(v) => {
-                let stored = match shared.conversations.context(v) {
-                    Ok(stored) => stored,
+                kept = match Kept::of(shared, v) {
+                    Ok(kept) => kept,
                     Err((status, body)) => return error_response(api, status, body),
                 };
-                let whole = match (continuation::previous(&shared.responses, None, v), stored) {
-                    (Previous::NotFound(id), _) => {
-                        return json_response(StatusCode::BAD_REQUEST, previous_not_found(&id));
-                    }
-                    (Previous::Found(p), _) => {
-                        let whole = continuation::with_context(v, &p);
-                        previous = Some(p);
-                        Some(whole)
-                    }
-                    (Previous::None, Some((id, items))) => {
-                        conversation = Some(id);
-                        Some(crate::conversation::with_items(v, items))
-                    }
-                    (Previous::None, None) => None,
-                };
-                match whole {
+                match &kept.whole {
                     Some(whole) => {
-                        let violation = crate::rules::violation_value(
-                            route.dialect,
-                            route.model.as_deref(),
-                            &whole,
-                        );
-                        context = shared
-                            .opts
-                            .agent
-                            .is_some()
-                            .then(|| serde_json::to_vec(&whole).ok())
-                            .flatten();
-                        violation
+                        crate::rules::violation_value(route.dialect, route.model.as_deref(), whole)
                     }
                     None => crate::rules::violation(route.dialect, route.model.as_deref(), &body),
                 }
@@ -305,6 +274,12 @@ async fn answer(
             return error_response(api, StatusCode::BAD_REQUEST, body);
         }
     }
+    // Agent mode plays its scripts over the request as the API reads it.
+    let context = kept
+        .whole
+        .as_ref()
+        .filter(|_| shared.opts.agent.is_some())
+        .and_then(|whole| serde_json::to_vec(whole).ok());
 
     let streaming = route.gemini_stream || wants_stream(&body);
     let (status, headers, chunks, delay) = match shared.pop_script() {
@@ -347,13 +322,13 @@ async fn answer(
         && status == StatusCode::OK
     {
         let events = continuation::reply_events(&chunks, is_sse);
-        if let Some(id) = &conversation
+        if let Some(id) = &kept.conversation
             && let Some((_, output)) = continuation::response_in(events.iter().map(|e| e.as_ref()))
         {
             shared.conversations.append(id, v, output);
         }
         let events = events.iter().map(|e| e.as_ref());
-        continuation::remember(&shared.responses, None, v, previous, events);
+        continuation::remember(&shared.responses, None, v, kept.previous, events);
     }
     if !matches!(thread, Thread::None) && status == StatusCode::OK {
         let events = continuation::reply_events(&chunks, is_sse);
@@ -435,6 +410,43 @@ async fn answer(
         resp.headers_mut().insert(id_header, v);
     }
     resp
+}
+
+/// What a Responses request continues on the API's side.
+#[derive(Default)]
+struct Kept {
+    /// The response its `previous_response_id` names.
+    previous: Option<Arc<continuation::Stored>>,
+    /// The stored conversation it adds to (`conversation`).
+    conversation: Option<String>,
+    /// The request as the API reads it, with either before its own input.
+    whole: Option<serde_json::Value>,
+}
+
+impl Kept {
+    /// What `v` continues, or the API's refusal: an unknown previous
+    /// response or conversation, or both named at once.
+    fn of(shared: &Shared, v: &serde_json::Value) -> Result<Kept, (StatusCode, String)> {
+        let stored = shared.conversations.context(v)?;
+        Ok(
+            match (continuation::previous(&shared.responses, None, v), stored) {
+                (Previous::NotFound(id), _) => {
+                    return Err((StatusCode::BAD_REQUEST, previous_not_found(&id)));
+                }
+                (Previous::Found(p), _) => Kept {
+                    whole: Some(continuation::with_context(v, &p)),
+                    previous: Some(p),
+                    conversation: None,
+                },
+                (Previous::None, Some((id, items))) => Kept {
+                    whole: Some(crate::conversation::with_items(v, items)),
+                    previous: None,
+                    conversation: Some(id),
+                },
+                (Previous::None, None) => Kept::default(),
+            },
+        )
+    }
 }
 
 /// Anthropic's 400 text for a request without `anthropic-version`:
