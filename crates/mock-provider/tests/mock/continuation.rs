@@ -18,7 +18,7 @@ fn first_turn(store: bool) -> Value {
         "parameters": {"type": "object"}}], "input": "Find it."})
 }
 
-fn outputs(calls: &[String]) -> Value {
+pub(super) fn outputs(calls: &[String]) -> Value {
     calls
         .iter()
         .map(|c| json!({"type": "function_call_output", "call_id": c, "output": "ok"}))
@@ -26,7 +26,7 @@ fn outputs(calls: &[String]) -> Value {
 }
 
 /// A JSON response's id and call ids.
-fn id_and_calls(v: &Value) -> (String, Vec<String>) {
+pub(super) fn id_and_calls(v: &Value) -> (String, Vec<String>) {
     let calls = v["output"]
         .as_array()
         .unwrap()

@@ -3,28 +3,15 @@
 
 use serde_json::{Value, json};
 
-use super::{Method, OPENAI, client, post, send};
+use super::{
+    Method, OPENAI, client,
+    continuation::{id_and_calls, outputs},
+    post, send,
+};
 use toolwarden_mock_provider::{MockOptions, MockProvider};
 
 fn tools() -> Value {
     json!([{"type": "function", "name": "lookup", "parameters": {"type": "object"}}])
-}
-
-fn outputs(calls: &[String]) -> Value {
-    calls
-        .iter()
-        .map(|c| json!({"type": "function_call_output", "call_id": c, "output": "ok"}))
-        .collect()
-}
-
-fn calls_in(output: &Value) -> Vec<String> {
-    output
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|i| i["type"] == "function_call")
-        .map(|i| i["call_id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[tokio::test]
@@ -55,7 +42,7 @@ async fn a_conversations_requests_send_only_their_new_items() {
         json!({"model": "gpt-4.1", "conversation": conv, "tools": tools(), "input": "Find it."});
     let r = post(&c, url.clone(), OPENAI, &first).await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let calls = calls_in(&r.json()["output"]);
+    let calls = id_and_calls(&r.json()).1;
     assert_eq!(calls.len(), 2);
 
     // The next one answers them with outputs alone: one missing, or one
@@ -175,7 +162,7 @@ async fn agent_mode_plays_over_the_history_the_api_keeps() {
             );
             let v = r.json();
             let output = v["output"].as_array().unwrap();
-            let calls = calls_in(&v["output"]);
+            let calls = id_and_calls(&v).1;
             if calls.is_empty() || names.len() > 2 {
                 break output.last().unwrap()["content"][0]["text"].clone();
             }
