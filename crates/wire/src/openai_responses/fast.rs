@@ -53,21 +53,25 @@ fn input<'a>(s: &mut Scanner<'a>) -> Fast<Option<Input<'a>>> {
         b'"' => s.string().map(|t| Some(Input::Text(t))),
         b'[' => {
             let mut items = Vec::new();
-            let mut first = None;
+            let mut head = Vec::new();
+            let mut in_head = true;
             s.array(|s| {
-                if first.is_none() {
-                    // serde reads the first item from its raw text.
+                if in_head {
+                    // The first-turn hash reads the head's items from their
+                    // raw text.
                     let raw = s.raw()?;
                     let mut own = Scanner::new(raw);
-                    items.push(item(&mut own)?);
+                    let it = item(&mut own)?;
                     own.end()?;
-                    first = Some(Raw(raw));
+                    head.push(Raw(raw));
+                    in_head = it.opens_head();
+                    items.push(it);
                 } else {
                     items.push(item(s)?);
                 }
                 Ok(())
             })?;
-            Ok(Some(Input::Items { items, first }))
+            Ok(Some(Input::Items { items, head }))
         }
         _ => Err(Bail),
     }

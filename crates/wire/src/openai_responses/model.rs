@@ -117,8 +117,9 @@ pub(super) enum Input<'a> {
     Text(Cow<'a, str>),
     Items {
         items: Vec<Item<'a>>,
-        /// The first item's raw text (for the first-turn hash).
-        first: Option<Raw<'a>>,
+        /// The raw text of the items the first-turn hash reads (see
+        /// [`Item::opens_head`]).
+        head: Vec<Raw<'a>>,
     },
 }
 
@@ -182,6 +183,14 @@ pub(super) enum Role {
 }
 
 impl<'a> Item<'a> {
+    /// Whether the input's head goes on past this item: a system or
+    /// developer message, which comes before the conversation's first turn
+    /// (as the instructions do) when a client sends its prompt as an item.
+    pub fn opens_head(&self) -> bool {
+        self.kind.as_deref().is_none_or(|k| k == "message")
+            && matches!(self.role.as_deref(), Some("system" | "developer"))
+    }
+
     /// What this item is.
     pub fn role(&self) -> Role {
         let Some(k) = self.kind.as_deref() else {
@@ -376,19 +385,22 @@ impl<'de: 'a, 'a> Deserialize<'de> for Input<'a> {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(8));
-                let first = seq.next_element::<&'de RawValue>()?;
-                if let Some(raw) = first {
+                let mut head = Vec::new();
+                // The head's items from their raw text, the rest directly.
+                while let Some(raw) = seq.next_element::<&'de RawValue>()? {
                     let item: Item<'de> =
                         serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
+                    head.push(Raw(raw.get()));
+                    let more = item.opens_head();
                     items.push(item);
-                    while let Some(item) = seq.next_element::<Item<'de>>()? {
-                        items.push(item);
+                    if !more {
+                        break;
                     }
                 }
-                Ok(Input::Items {
-                    items,
-                    first: first.map(|raw| Raw(raw.get())),
-                })
+                while let Some(item) = seq.next_element::<Item<'de>>()? {
+                    items.push(item);
+                }
+                Ok(Input::Items { items, head })
             }
         }
         d.deserialize_any(V(std::marker::PhantomData))

@@ -218,6 +218,57 @@ fn the_first_turn_hash_reads_a_message_by_role_and_text() {
 }
 
 #[test]
+fn the_first_turn_hash_reads_system_and_developer_items_and_the_first_turn_after_them() {
+    // LangChain's `ChatOpenAI` on the Responses API sends its system prompt
+    // as the first item: two conversations with one prompt are two
+    // sessions, as they are on Chat Completions.
+    let hash = |body: &str| {
+        assert_eq!(
+            crate::fast_path_agrees(Dialect::OpenAiResponses, body.as_bytes()),
+            Ok(())
+        );
+        request_view_with(body.as_bytes(), &never)
+            .unwrap()
+            .first_turn_hash
+            .unwrap()
+    };
+    let a = hash(
+        r#"{"input":[{"role":"system","content":"Be brief."},{"role":"user","content":"Task A"}]}"#,
+    );
+    let b = hash(
+        r#"{"input":[{"role":"system","content":"Be brief."},{"role":"user","content":"Task B"}]}"#,
+    );
+    assert_ne!(a, b);
+    // The same conversation later: its items in another form, a call and
+    // its output after the first turn.
+    let later = hash(
+        r#"{"input":[{"type":"message","role":"system","content":[{"type":"input_text","text":"Be brief."}]},
+            {"type":"message","role":"user","content":[{"type":"input_text","text":"Task A"}]},
+            {"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},
+            {"type":"function_call_output","call_id":"c1","output":"ok"}]}"#,
+    );
+    assert_eq!(later, a);
+    // Several leading messages all count; the instructions still do.
+    let developer = hash(
+        r#"{"input":[{"role":"developer","content":"Be brief."},{"role":"system","content":"Be kind."},
+            {"role":"user","content":"Task A"}]}"#,
+    );
+    assert_ne!(developer, a);
+    assert_ne!(
+        hash(
+            r#"{"instructions":"x","input":[{"role":"system","content":"Be brief."},{"role":"user","content":"Task A"}]}"#
+        ),
+        a
+    );
+    // Without leading system messages the hash is what it was: the
+    // instructions and the first item.
+    assert_eq!(
+        hash(r#"{"input":[{"role":"user","content":"Task A"},{"role":"user","content":"more"}]}"#),
+        hash(r#"{"input":"Task A"}"#)
+    );
+}
+
+#[test]
 fn previous_response_id_makes_unknown_outputs_server_side() {
     let body = br#"{"previous_response_id":"resp_1","input":[
       {"type":"function_call_output","call_id":"call_x","output":"ok"}]}"#;

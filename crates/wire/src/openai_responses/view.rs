@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     CallView, RequestView, ResultView, WireError, content::FlatContent, raw_result::RawResult,
-    scan::Bail, text::Fnv64,
+    scan::Bail, splice::Raw, text::Fnv64,
 };
 
 /// A parsed body: its items and whether part of the history is on the
@@ -94,22 +94,26 @@ pub(super) fn fast_then_serde(bytes: &[u8]) -> Option<Result<(), String>> {
     })
 }
 
-/// The first item of an `input`, or the whole `input` as a string.
-enum First<'a> {
-    Text(&'a str),
-    Item(&'a str),
+/// The head of an `input` (see [`super::model::Item::opens_head`]), or the
+/// whole `input` as a string.
+enum First<'h, 'a> {
+    Text(&'h str),
+    Items(&'h [Raw<'a>]),
 }
 
-/// The conversation's first turn: the instructions (raw), then the first
-/// item. A message counts by its role and text alone, as the other
+/// The conversation's first turn, as Chat Completions counts it: the
+/// instructions (raw), then the input's head, the system and developer
+/// messages a client sends as items (LangChain's `ChatOpenAI` sends its
+/// system prompt so, and OpenAI's guides a developer message) and the first
+/// other item. A message counts by its role and text alone, as the other
 /// dialects count their first user message, so the forms one message takes
 /// between a conversation's requests do not count: `input` as a string or
 /// as a user message, a string or `input_text` parts, with or without
 /// `type`, and the `id` and `status` a stored conversation gives its items
 /// (the OpenAI Agents SDK's `OpenAIConversationsSession` sends its history
-/// as the Conversations API lists it). Any other first item counts by its
-/// raw text.
-fn first_turn_hash(system: &[u8], first: First<'_>) -> u64 {
+/// as the Conversations API lists it). Any other item counts by its raw
+/// text.
+fn first_turn_hash(system: &[u8], first: First<'_, '_>) -> u64 {
     #[derive(serde::Deserialize)]
     struct Message<'a> {
         #[serde(borrow, default, rename = "type")]
@@ -117,30 +121,32 @@ fn first_turn_hash(system: &[u8], first: First<'_>) -> u64 {
         #[serde(borrow, default)]
         role: Option<Cow<'a, str>>,
         #[serde(borrow, default)]
-        content: Option<crate::splice::Raw<'a>>,
+        content: Option<Raw<'a>>,
     }
     let mut hash = Fnv64::default();
     hash.field(system);
-    match first {
+    let items = match first {
         First::Text(text) => {
             hash.field(b"user");
             hash.field(text.as_bytes());
+            return hash.finish();
         }
-        First::Item(raw) => {
-            let message = serde_json::from_str::<Message<'_>>(raw)
-                .ok()
-                .filter(|m| m.kind.as_deref().is_none_or(|k| k == "message"))
-                .and_then(|m| {
-                    let text = FlatContent::parse(m.content.map(|c| c.0)).ok()?.text;
-                    Some((m.role?, text))
-                });
-            match message {
-                Some((role, text)) => {
-                    hash.field(role.as_bytes());
-                    hash.field(text.as_bytes());
-                }
-                None => hash.field(raw.as_bytes()),
+        First::Items(items) => items,
+    };
+    for Raw(raw) in items {
+        let message = serde_json::from_str::<Message<'_>>(raw)
+            .ok()
+            .filter(|m| m.kind.as_deref().is_none_or(|k| k == "message"))
+            .and_then(|m| {
+                let text = FlatContent::parse(m.content.map(|c| c.0)).ok()?.text;
+                Some((m.role?, text))
+            });
+        match message {
+            Some((role, text)) => {
+                hash.field(role.as_bytes());
+                hash.field(text.as_bytes());
             }
+            None => hash.field(raw.as_bytes()),
         }
     }
     hash.finish()
@@ -153,10 +159,10 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
     let found = check.then(|| plan.defects(&slots));
     drop(slots);
     let Parsed { body, .. } = parsed;
-    let (items, first, message_count) = match body.input {
-        Some(Input::Items { items, first }) => {
+    let (items, head, message_count) = match body.input {
+        Some(Input::Items { items, head }) => {
             let n = items.len();
-            (items, first.map(|r| r.0), n)
+            (items, head, n)
         }
         Some(Input::Text(t)) => {
             let system = body.instructions.map(|r| r.0.as_bytes()).unwrap_or(b"");
@@ -165,10 +171,10 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
             view.first_turn_hash = Some(first_turn_hash(system, First::Text(&t)));
             return Ok((view, found));
         }
-        None => (Vec::new(), None, 0),
+        None => (Vec::new(), Vec::new(), 0),
     };
     let system = body.instructions.map(|r| r.0.as_bytes()).unwrap_or(b"");
-    let first_turn_hash = first.map(|f| first_turn_hash(system, First::Item(f)));
+    let first_turn_hash = (!head.is_empty()).then(|| first_turn_hash(system, First::Items(&head)));
     let mut view = base_view(
         body.model,
         body.stream,
