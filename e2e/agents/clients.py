@@ -426,3 +426,68 @@ def openai_agents(ws, key, version, python, here):
     compactions = sum(1 for r in runs if r.script.startswith("agents-compaction-"))
     return Client("OpenAI Agents SDK", version, runs=runs, scripts=scripts,
                   conversations=len(runs) + compactions)
+
+
+# === Python agent frameworks (Pydantic AI, LangGraph, google-genai) ===
+
+PY_PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "google")
+
+
+def pydantic_ai(ws, key, version, python, here):
+    """Pydantic AI's agent loop on four models. Its tools report failures as
+    `ToolFailed` or `ModelRetry`; it answers an unknown tool and arguments
+    that fail validation with a retry prompt (no `explode`: an exception it
+    does not know ends the run)."""
+    runs, scripts = [], {}
+    for provider in PY_PROVIDERS:
+        for mode in ("run", "stream"):
+            s = f"pydantic-ai-{provider}-{mode}"
+            scripts[s] = [
+                Step("read_file", {"path": "missing.txt"}, True, r"FileNotFoundError|no such file"),
+                Step("run_shell", {"command": "ls missing-dir"}, True, r"exit status"),
+                Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+                Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
+                     r"not found in"),
+                Step("no_such_tool", {"x": 1}, True, r"Unknown tool name: 'no_such_tool'"),
+                Step("read_file", {"path": 42}, True, r"valid string"),
+            ]
+            runs.append(Run(s, [python, os.path.join(here, "pydantic_ai_agent.py"), provider, mode, s]))
+    return Client("Pydantic AI", version, runs=runs, scripts=scripts, conversations=len(runs))
+
+
+def langchain(ws, key, version, python, here):
+    """LangChain's agent (`create_agent`, a LangGraph graph) on four chat
+    models, with the documented middleware returning a tool's exception to
+    the model; its tool node answers an unknown tool and invalid arguments."""
+    runs, scripts = [], {}
+    for provider in PY_PROVIDERS:
+        for mode in ("invoke", "stream"):
+            s = f"langchain-{provider}-{mode}"
+            scripts[s] = sdk_steps(thrown=None)[:5] + [
+                Step("explode", {}, True, r"Tool error: AttributeError: 'NoneType' object has no attribute"),
+                Step("read_file", {"path": 42}, True, r"valid string|validation error"),
+            ]
+            runs.append(Run(s, [python, os.path.join(here, "langchain_agent.py"), provider, mode, s]))
+    return Client("LangChain agent", version, runs=runs, scripts=scripts, conversations=len(runs))
+
+
+def genai(ws, key, version, python, here):
+    """Google's Gen AI SDK, its automatic function calling on the Gemini API:
+    calls without ids (as the API sends them) and with ids, which AFC does
+    not send back. AFC raises on a function it was not given: no unknown
+    tool."""
+    runs, scripts = [], {}
+    for ids in ("noids", "ids"):
+        for mode in ("generate", "stream"):
+            s = f"genai-{mode}-{ids}"
+            scripts[s] = [
+                Step("read_file", {"path": "missing.txt"}, True, r'"error".*No such file'),
+                Step("run_shell", {"command": "ls missing-dir"}, True, r'"error".*exit status'),
+                Step("run_shell", {"command": "echo e2e-ok"}, False, r'"result".*e2e-ok'),
+                Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
+                     r'"error".*not found in'),
+                Step("explode", {}, True, r"\"error\".*has no attribute"),
+                Step("read_file", {"path": 42}, True, r'"error"'),
+            ]
+            runs.append(Run(s, [python, os.path.join(here, "genai_agent.py"), mode, s]))
+    return Client("Google Gen AI SDK", version, runs=runs, scripts=scripts, conversations=len(runs))

@@ -310,9 +310,12 @@ def main():
     ap.add_argument("--ai-node", required=True, help="the Node.js (>= 22) that runs AI SDK 7")
     ap.add_argument("--sdk-tools", required=True, help="the npm prefix the TypeScript SDKs are installed in")
     ap.add_argument("--python", required=True, help="the venv's python with openai-agents")
+    ap.add_argument("--py-frameworks", required=True,
+                    help="the venv's python with Pydantic AI, LangGraph and google-genai")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
-                    help="comma-separated client names (claude,claude-bedrock,claude-vertex,gemini,gemini-compress,codex,ai,ai6,sdk-js,agents)")
+                    help="comma-separated client names (claude,claude-bedrock,claude-vertex,gemini,gemini-compress,codex,ai,ai6,"
+                         "sdk-js,agents,pydantic-ai,langchain,genai)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
     v = json.loads(args.versions)
@@ -328,6 +331,9 @@ def main():
         "ai6": lambda ws: C.ai_sdk("ai6", args.tools, ws, KEY, v["ai6"], node, HERE),
         "sdk-js": lambda ws: C.sdk_js(args.sdk_tools, ws, KEY, v["sdk-js"], args.ai_node, HERE),
         "agents": lambda ws: C.openai_agents(ws, KEY, v["agents"], args.python, HERE),
+        "pydantic-ai": lambda ws: C.pydantic_ai(ws, KEY, v["pydantic-ai"], args.py_frameworks, HERE),
+        "langchain": lambda ws: C.langchain(ws, KEY, v["langchain"], args.py_frameworks, HERE),
+        "genai": lambda ws: C.genai(ws, KEY, v["genai"], args.py_frameworks, HERE),
     }
     chosen = [n for n in args.only.split(",") if n] or list(builders)
     for name in chosen:

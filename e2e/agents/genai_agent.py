@@ -1,0 +1,44 @@
+"""One conversation with Google's Gen AI SDK (`google-genai`) through the
+gateway: its automatic function calling (AFC) runs the workspace's tools,
+`generate_content` or `generate_content_stream`, on the Gemini API.
+
+    python genai_agent.py MODE MARKER
+    MODE: generate | stream
+
+AFC answers a tool's exception, and arguments the function cannot take, with
+`{"error": str(e)}` as the function's response; a result is
+`{"result": …}`. (It has no answer for a function it was not given: the
+SDK raises, so the script asks for none.)
+
+Environment: E2E_GATEWAY, E2E_KEY, E2E_WORKSPACE. Prints the final text;
+exits non-zero on any error.
+"""
+
+import os
+import sys
+
+from google import genai
+from google.genai import types
+
+import workspace_tools as W
+
+
+def main(mode: str, marker: str) -> None:
+    client = genai.Client(api_key=os.environ["E2E_KEY"],
+                          http_options=types.HttpOptions(base_url=os.environ["E2E_GATEWAY"]))
+    config = types.GenerateContentConfig(
+        system_instruction="Run the checks.", tools=W.TOOLS,
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(maximum_remote_calls=20))
+    prompt = f"Run the checks. [[e2e:{marker}]]"
+    if mode == "generate":
+        text = client.models.generate_content(model="gemini-2.5-flash", contents=prompt, config=config).text
+    elif mode == "stream":
+        text = "".join(chunk.text or "" for chunk in client.models.generate_content_stream(
+            model="gemini-2.5-flash", contents=prompt, config=config))
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    print(text)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])

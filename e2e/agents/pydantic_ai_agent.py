@@ -1,0 +1,84 @@
+"""One conversation with Pydantic AI through the gateway: the workspace's
+tools, `Agent.run` or `Agent.run_stream_events`, on one of four models.
+
+    python pydantic_ai_agent.py PROVIDER MODE MARKER
+    PROVIDER: openai-chat | openai-responses | anthropic | google
+    MODE: run | stream
+
+A tool's exception is the framework's to handle: Pydantic AI ends the run on
+one it does not know. So, as its documentation asks, the tools report a
+failure the model should see as `ToolFailed` (a finished call that failed)
+or `ModelRetry` (try again, with other arguments); Pydantic AI itself
+answers an unknown tool and arguments that fail validation with a retry
+prompt. A tool with a bug (`explode`) would end the run, so it is not given.
+
+Environment: E2E_GATEWAY, E2E_KEY, E2E_WORKSPACE. Prints the final output;
+exits non-zero on any error.
+"""
+
+import asyncio
+import functools
+import os
+import sys
+
+from pydantic_ai import Agent, AgentRunResultEvent, ModelRetry
+from pydantic_ai.exceptions import ToolFailed
+
+import workspace_tools as W
+
+
+def failing_as(exc, fn):
+    """`fn`, its exceptions reported to the model as `exc`."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - every failure goes to the model
+            raise exc(f"{type(e).__name__}: {e}") from e
+    return wrapped
+
+
+def model(provider: str):
+    gateway, key = os.environ["E2E_GATEWAY"], os.environ["E2E_KEY"]
+    if provider in ("openai-chat", "openai-responses"):
+        from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+        p = OpenAIProvider(base_url=f"{gateway}/v1", api_key=key)
+        return OpenAIChatModel("gpt-4o", provider=p) if provider == "openai-chat" else \
+            OpenAIResponsesModel("gpt-4.1", provider=p)
+    if provider == "anthropic":
+        from anthropic import AsyncAnthropic
+        from pydantic_ai.models.anthropic import AnthropicModel
+        from pydantic_ai.providers.anthropic import AnthropicProvider
+        client = AsyncAnthropic(base_url=gateway, api_key=key, max_retries=0)
+        return AnthropicModel("claude-sonnet-4-5", provider=AnthropicProvider(anthropic_client=client))
+    if provider == "google":
+        from google import genai
+        from pydantic_ai.models.google import GoogleModel
+        from pydantic_ai.providers.google import GoogleProvider
+        client = genai.Client(api_key=key, http_options=genai.types.HttpOptions(base_url=gateway))
+        return GoogleModel("gemini-2.5-flash", provider=GoogleProvider(client=client))
+    raise SystemExit(f"unknown provider {provider}")
+
+
+async def main(provider: str, mode: str, marker: str) -> None:
+    agent = Agent(
+        model(provider), instructions="Run the checks.", retries=3,
+        tools=[failing_as(ToolFailed, W.read_file), failing_as(ToolFailed, W.run_shell),
+               failing_as(ModelRetry, W.edit_file)])
+    prompt = f"Run the checks. [[e2e:{marker}]]"
+    if mode == "run":
+        output = (await agent.run(prompt)).output
+    elif mode == "stream":
+        output = None
+        async with agent.run_stream_events(prompt) as events:
+            async for event in events:
+                if isinstance(event, AgentRunResultEvent):
+                    output = event.result.output
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    print(output)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(*sys.argv[1:4]))
