@@ -433,6 +433,21 @@ def openai_agents(ws, key, version, python, here):
 PY_PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "google")
 
 
+def continued(runs, scripts, argv, name, modes, state, providers=PY_PROVIDERS):
+    """A conversation of two runs per provider and mode: the steps' first
+    half, then a second message sent with the whole history (the first's
+    calls and results resent: each counts once, in one session)."""
+    for provider in providers:
+        for mode in modes:
+            s = f"{name}-{state}-{provider}-{mode}" if provider else f"{name}-{state}-{mode}"
+            scripts[s] = [
+                Step("read_file", {"path": "missing.txt"}, True, r"no such file"),
+                Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+            ]
+            scripts[f"{s}-cont"] = [Step("read_file", {"path": "present.txt"}, False, r"hello e2e")]
+            runs.append(Run(s, argv + ([provider] if provider else []) + [mode, s, state]))
+
+
 def pydantic_ai(ws, key, version, python, here):
     """Pydantic AI's agent loop on four models. Its tools report failures as
     `ToolFailed` or `ModelRetry`; it answers an unknown tool and arguments
@@ -452,6 +467,8 @@ def pydantic_ai(ws, key, version, python, here):
                 Step("read_file", {"path": 42}, True, r"valid string"),
             ]
             runs.append(Run(s, [python, os.path.join(here, "pydantic_ai_agent.py"), provider, mode, s]))
+    continued(runs, scripts, [python, os.path.join(here, "pydantic_ai_agent.py")], "pydantic-ai",
+              ("run", "stream"), "history")
     return Client("Pydantic AI", version, runs=runs, scripts=scripts, conversations=len(runs))
 
 
@@ -468,6 +485,8 @@ def langchain(ws, key, version, python, here):
                 Step("read_file", {"path": 42}, True, r"valid string|validation error"),
             ]
             runs.append(Run(s, [python, os.path.join(here, "langchain_agent.py"), provider, mode, s]))
+    continued(runs, scripts, [python, os.path.join(here, "langchain_agent.py")], "langchain",
+              ("invoke", "stream"), "thread")
     return Client("LangChain agent", version, runs=runs, scripts=scripts, conversations=len(runs))
 
 
@@ -490,4 +509,6 @@ def genai(ws, key, version, python, here):
                 Step("read_file", {"path": 42}, True, r'"error"'),
             ]
             runs.append(Run(s, [python, os.path.join(here, "genai_agent.py"), mode, s]))
+    continued(runs, scripts, [python, os.path.join(here, "genai_agent.py")], "genai", ("generate", "stream"),
+              "chat", providers=(None,))
     return Client("Google Gen AI SDK", version, runs=runs, scripts=scripts, conversations=len(runs))

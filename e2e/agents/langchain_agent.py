@@ -2,9 +2,13 @@
 a LangGraph graph) through the gateway: the workspace's tools, `invoke` or
 `stream`, on one of four chat models.
 
-    python langchain_agent.py PROVIDER MODE MARKER
+    python langchain_agent.py PROVIDER MODE MARKER [thread]
     PROVIDER: openai-chat | openai-responses | anthropic | google
     MODE: invoke | stream
+
+`thread`: the agent with a checkpointer (`InMemorySaver`) and a second
+message on the same `thread_id` after the first run, which the graph
+answers with the thread's whole history: MARKER, then MARKER-cont.
 
 The agent's tool node answers arguments that fail validation and an unknown
 tool itself, and raises any other exception from a tool, ending the run. So
@@ -53,11 +57,8 @@ def model(provider: str):
     raise SystemExit(f"unknown provider {provider}")
 
 
-def main(provider: str, mode: str, marker: str) -> None:
-    agent = create_agent(model(provider), tools=[tool(f) for f in W.TOOLS], system_prompt="Run the checks.",
-                         middleware=[tool_errors_to_model])
-    state = {"messages": [{"role": "user", "content": f"Run the checks. [[e2e:{marker}]]"}]}
-    config = {"recursion_limit": 40}
+def run_once(agent, message: str, mode: str, config: dict) -> str:
+    state = {"messages": [{"role": "user", "content": message}]}
     if mode == "invoke":
         final = agent.invoke(state, config)
     elif mode == "stream":
@@ -69,8 +70,26 @@ def main(provider: str, mode: str, marker: str) -> None:
                 final = chunk
     else:
         raise SystemExit(f"unknown mode {mode}")
-    print(final["messages"][-1].text)
+    return final["messages"][-1].text
+
+
+def main(provider: str, mode: str, marker: str, state: str = "none") -> None:
+    config = {"recursion_limit": 40}
+    checkpointer = None
+    if state == "thread":
+        from langgraph.checkpoint.memory import InMemorySaver
+        checkpointer = InMemorySaver()
+        config["configurable"] = {"thread_id": marker}
+    elif state != "none":
+        raise SystemExit(f"unknown state {state}")
+    agent = create_agent(model(provider), tools=[tool(f) for f in W.TOOLS], system_prompt="Run the checks.",
+                         middleware=[tool_errors_to_model], checkpointer=checkpointer)
+    text = run_once(agent, f"Run the checks. [[e2e:{marker}]]", mode, config)
+    if checkpointer:
+        print(text)
+        text = run_once(agent, f"One more. [[e2e:{marker}-cont]]", mode, config)
+    print(text)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

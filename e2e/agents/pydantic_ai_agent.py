@@ -1,9 +1,13 @@
 """One conversation with Pydantic AI through the gateway: the workspace's
 tools, `Agent.run` or `Agent.run_stream_events`, on one of four models.
 
-    python pydantic_ai_agent.py PROVIDER MODE MARKER
+    python pydantic_ai_agent.py PROVIDER MODE MARKER [history]
     PROVIDER: openai-chat | openai-responses | anthropic | google
     MODE: run | stream
+
+`history`: a second run after the first, given the first's messages
+(`message_history=result.all_messages()`, as a chat application continues
+a conversation): MARKER, then MARKER-cont.
 
 A tool's exception is the framework's to handle: Pydantic AI ends the run on
 one it does not know. So, as its documentation asks, the tools report a
@@ -61,24 +65,31 @@ def model(provider: str):
     raise SystemExit(f"unknown provider {provider}")
 
 
-async def main(provider: str, mode: str, marker: str) -> None:
+async def run_once(agent, prompt: str, mode: str, history):
+    if mode == "run":
+        return await agent.run(prompt, message_history=history)
+    if mode == "stream":
+        async with agent.run_stream_events(prompt, message_history=history) as events:
+            async for event in events:
+                if isinstance(event, AgentRunResultEvent):
+                    return event.result
+        raise SystemExit("the stream ended without its result")
+    raise SystemExit(f"unknown mode {mode}")
+
+
+async def main(provider: str, mode: str, marker: str, state: str = "none") -> None:
     agent = Agent(
         model(provider), instructions="Run the checks.", retries=3,
         tools=[failing_as(ToolFailed, W.read_file), failing_as(ToolFailed, W.run_shell),
                failing_as(ModelRetry, W.edit_file)])
-    prompt = f"Run the checks. [[e2e:{marker}]]"
-    if mode == "run":
-        output = (await agent.run(prompt)).output
-    elif mode == "stream":
-        output = None
-        async with agent.run_stream_events(prompt) as events:
-            async for event in events:
-                if isinstance(event, AgentRunResultEvent):
-                    output = event.result.output
-    else:
-        raise SystemExit(f"unknown mode {mode}")
-    print(output)
+    result = await run_once(agent, f"Run the checks. [[e2e:{marker}]]", mode, None)
+    if state == "history":
+        print(result.output)
+        result = await run_once(agent, f"One more. [[e2e:{marker}-cont]]", mode, result.all_messages())
+    elif state != "none":
+        raise SystemExit(f"unknown state {state}")
+    print(result.output)
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:4]))
+    asyncio.run(main(*sys.argv[1:5]))
