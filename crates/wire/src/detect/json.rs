@@ -251,11 +251,18 @@ fn key_reports_failure(key: &[u8], value: &Value<'_>, depth: usize) -> bool {
     if depth > 1 {
         return false;
     }
+    // `error_type` and `error_details`: Google ADK's
+    // `ReflectAndRetryToolPlugin` answers a tool's exception so, beside
+    // its `reflection_guidance`.
     if is(&[
         b"error",
         b"errors",
         b"error_message",
         b"errorMessage",
+        b"error_type",
+        b"errorType",
+        b"error_details",
+        b"errorDetails",
         b"exception",
     ]) {
         return match value {

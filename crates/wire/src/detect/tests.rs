@@ -231,11 +231,18 @@ fn json_error() {
             r#"{"statusCode": 404, "body": "{}"}"#,
             // Python's `json.dumps` of a float that is no number.
             r#"{"loss": NaN, "best": -Infinity, "next": Infinity, "error": "boom"}"#,
+            // Google ADK's `ReflectAndRetryToolPlugin`, as it answers a
+            // tool's exception (through LiteLLM, and on Gemini as the
+            // function's response).
+            r#"{"response_type": "ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN", "error_type": "RuntimeError", "error_details": "exit status 1: ", "retry_count": 1, "reflection_guidance": "The call to tool `run_shell` failed."}"#,
+            r#"{"error_details":"Tool 'no_such_tool' not found.","error_type":"ValueError","reflection_guidance":"…"}"#,
+            r#"{"errorType": "Timeout"}"#,
         ],
         &[
             r#"{"error": null, "result": 3}"#,
             r#"{"error": "", "errors": [], "ok": true}"#,
             r#"{"error": false}"#,
+            r#"{"error_type": null, "error_details": "", "rows": 3}"#,
             r#"{"loss": NaN, "error": null}"#,
             r#"{"output": "ok", "metadata": {"exit_code": 0}}"#,
             r#"{"results": [{"title": "How to fix error 500", "status": "error"}]}"#,
