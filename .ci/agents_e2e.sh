@@ -9,7 +9,7 @@
 #   AGENTS_E2E_ONLY=claude,codex bash .ci/agents_e2e.sh
 #   AGENTS_E2E_ONLY=ai,ai6 bash .ci/agents_e2e.sh  # the Vercel AI SDK 7 (on Node.js 22) and 6
 #   AGENTS_E2E_ONLY=sdk-js bash .ci/agents_e2e.sh  # the openai and @anthropic-ai/sdk tool loops
-#   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai bash .ci/agents_e2e.sh  # the Python frameworks
+#   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai,adk bash .ci/agents_e2e.sh  # the Python frameworks
 #   AGENTS_E2E_ONLY=claude-bedrock,claude-vertex bash .ci/agents_e2e.sh  # Claude Code via the cloud routes
 set -euo pipefail
 ci_suite=agents-e2e
@@ -40,7 +40,9 @@ NODE=${TOOLWARDEN_E2E_NODE:-22.23.5}
 OPENAI_AGENTS=${TOOLWARDEN_E2E_OPENAI_AGENTS:-0.24.0}
 # Python agent frameworks, in a venv of their own: Pydantic AI (its OpenAI,
 # Anthropic and Google models), LangChain's agent (a LangGraph graph) with
-# the same three providers' chat models, and Google's Gen AI SDK.
+# the same three providers' chat models, Google's Gen AI SDK, and Google's
+# Agent Development Kit (on Gemini, and on OpenAI and Anthropic through
+# LiteLLM).
 PYDANTIC_AI=${TOOLWARDEN_E2E_PYDANTIC_AI:-2.78.0}
 LANGCHAIN=${TOOLWARDEN_E2E_LANGCHAIN:-1.5.2}
 LANGGRAPH=${TOOLWARDEN_E2E_LANGGRAPH:-1.2.24}
@@ -48,6 +50,8 @@ LANGCHAIN_OPENAI=${TOOLWARDEN_E2E_LANGCHAIN_OPENAI:-1.8.1}
 LANGCHAIN_ANTHROPIC=${TOOLWARDEN_E2E_LANGCHAIN_ANTHROPIC:-1.7.10}
 LANGCHAIN_GOOGLE=${TOOLWARDEN_E2E_LANGCHAIN_GOOGLE:-4.4.3}
 GENAI=${TOOLWARDEN_E2E_GENAI:-2.34.0}
+ADK=${TOOLWARDEN_E2E_ADK:-2.13.0}
+LITELLM=${TOOLWARDEN_E2E_LITELLM:-1.110.2}
 # The official TypeScript SDKs' own tool loops, the Agents SDK's included
 # (openai declares `engines: node >= 22`: they run on AI SDK 7's Node.js);
 # `ws` is openai's peer dependency for its WebSocket mode.
@@ -96,19 +100,20 @@ ci_pip "$venv" "openai-agents==$OPENAI_AGENTS"
 py_venv="$cache/py-frameworks"
 ci_pip "$py_venv" "pydantic-ai-slim[openai,anthropic,google]==$PYDANTIC_AI" "langchain==$LANGCHAIN" \
   "langgraph==$LANGGRAPH" "langchain-openai==$LANGCHAIN_OPENAI" "langchain-anthropic==$LANGCHAIN_ANTHROPIC" \
-  "langchain-google-genai==$LANGCHAIN_GOOGLE" "google-genai==$GENAI"
+  "langchain-google-genai==$LANGCHAIN_GOOGLE" "google-genai==$GENAI" "google-adk==$ADK" "litellm==$LITELLM"
 
 ci_build
 
 ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on Node.js %s'
 sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
 langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s'
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s","langchain":"'"$langchain"'","genai":"%s"}' \
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s"}' \
   "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
   "$SDK_OPENAI" "$SDK_ANTHROPIC" "$SDK_WS" "$SDK_AGENTS" "$NODE" "$OPENAI_AGENTS" "$PYDANTIC_AI" \
-  "$LANGCHAIN" "$LANGGRAPH" "$LANGCHAIN_OPENAI" "$LANGCHAIN_ANTHROPIC" "$LANGCHAIN_GOOGLE" "$GENAI")
+  "$LANGCHAIN" "$LANGGRAPH" "$LANGCHAIN_OPENAI" "$LANGCHAIN_ANTHROPIC" "$LANGCHAIN_GOOGLE" "$GENAI" \
+  "$ADK" "$LITELLM")
 python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
   --tools "$npm_dir" --ai-tools "$ai_dir" --ai-node "$node_bin" --sdk-tools "$sdk_js_dir" \
   --python "$venv/bin/python" --py-frameworks "$py_venv/bin/python" --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"

@@ -512,3 +512,24 @@ def genai(ws, key, version, python, here):
     continued(runs, scripts, [python, os.path.join(here, "genai_agent.py")], "genai", ("generate", "stream"),
               "chat", providers=(None,))
     return Client("Google Gen AI SDK", version, runs=runs, scripts=scripts, conversations=len(runs))
+
+
+def adk(ws, key, version, python, here):
+    """Google's Agent Development Kit on Gemini (its `Gemini` model) and on
+    OpenAI Chat and Anthropic through LiteLLM (its `LiteLlm` model), with
+    the `ReflectAndRetryToolPlugin` answering a tool's exception (its
+    `error_type` and `error_details`, which the detector reads); and a
+    second message in each one's session."""
+    runs, scripts = [], {}
+    for provider in ("google", "openai-chat", "anthropic"):
+        for mode in ("run", "stream"):
+            s = f"adk-{provider}-{mode}"
+            scripts[s] = sdk_steps(thrown=None)[:4] + [
+                UNKNOWN,
+                Step("explode", {}, True, r"has no attribute"),
+                Step("read_file", {"path": 42}, True, r"TypeError.*PosixPath"),
+            ]
+            runs.append(Run(s, [python, os.path.join(here, "adk_agent.py"), provider, mode, s]))
+    continued(runs, scripts, [python, os.path.join(here, "adk_agent.py")], "adk", ("run", "stream"), "session",
+              providers=("google", "openai-chat", "anthropic"))
+    return Client("Google ADK", version, runs=runs, scripts=scripts, conversations=len(runs))

@@ -32,7 +32,7 @@ def main(mode: str, marker: str, state: str = "none") -> None:
                           http_options=types.HttpOptions(base_url=os.environ["E2E_GATEWAY"]))
     config = types.GenerateContentConfig(
         system_instruction="Run the checks.", tools=W.TOOLS,
-        automatic_function_calling=types.AutomaticFunctionCallingConfig(maximum_remote_calls=20))
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(maximum_remote_calls=500))
     model = "gemini-2.5-flash"
     prompt = f"Run the checks. [[e2e:{marker}]]"
     if state == "chat":

@@ -74,7 +74,8 @@ def run_once(agent, message: str, mode: str, config: dict) -> str:
 
 
 def main(provider: str, mode: str, marker: str, state: str = "none") -> None:
-    config = {"recursion_limit": 40}
+    # Room for long scripted runs (scripts/detect-data/live_agents.py's).
+    config = {"recursion_limit": 1000}
     checkpointer = None
     if state == "thread":
         from langgraph.checkpoint.memory import InMemorySaver

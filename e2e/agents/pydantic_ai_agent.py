@@ -27,8 +27,12 @@ import sys
 
 from pydantic_ai import Agent, AgentRunResultEvent, ModelRetry
 from pydantic_ai.exceptions import ToolFailed
+from pydantic_ai.usage import UsageLimits
 
 import workspace_tools as W
+
+# Room for long scripted runs (scripts/detect-data/live_agents.py's).
+LIMITS = UsageLimits(request_limit=500)
 
 
 def failing_as(exc, fn):
@@ -67,9 +71,9 @@ def model(provider: str):
 
 async def run_once(agent, prompt: str, mode: str, history):
     if mode == "run":
-        return await agent.run(prompt, message_history=history)
+        return await agent.run(prompt, message_history=history, usage_limits=LIMITS)
     if mode == "stream":
-        async with agent.run_stream_events(prompt, message_history=history) as events:
+        async with agent.run_stream_events(prompt, message_history=history, usage_limits=LIMITS) as events:
             async for event in events:
                 if isinstance(event, AgentRunResultEvent):
                     return event.result

@@ -311,11 +311,11 @@ def main():
     ap.add_argument("--sdk-tools", required=True, help="the npm prefix the TypeScript SDKs are installed in")
     ap.add_argument("--python", required=True, help="the venv's python with openai-agents")
     ap.add_argument("--py-frameworks", required=True,
-                    help="the venv's python with Pydantic AI, LangGraph and google-genai")
+                    help="the venv's python with Pydantic AI, LangChain, google-genai and google-adk")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
                     help="comma-separated client names (claude,claude-bedrock,claude-vertex,gemini,gemini-compress,codex,ai,ai6,"
-                         "sdk-js,agents,pydantic-ai,langchain,genai)")
+                         "sdk-js,agents,pydantic-ai,langchain,genai,adk)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
     v = json.loads(args.versions)
@@ -334,6 +334,7 @@ def main():
         "pydantic-ai": lambda ws: C.pydantic_ai(ws, KEY, v["pydantic-ai"], args.py_frameworks, HERE),
         "langchain": lambda ws: C.langchain(ws, KEY, v["langchain"], args.py_frameworks, HERE),
         "genai": lambda ws: C.genai(ws, KEY, v["genai"], args.py_frameworks, HERE),
+        "adk": lambda ws: C.adk(ws, KEY, v["adk"], args.py_frameworks, HERE),
     }
     chosen = [n for n in args.only.split(",") if n] or list(builders)
     for name in chosen:

@@ -193,8 +193,10 @@ class Step(C.Step):
         self.command = command
 
 
-def shell_steps(tool, arg, codes):
-    return [Step(tool, {arg: cmd}, code != 0, r".", cmd) for cmd, code in zip(COMMANDS, codes)]
+def shell_steps(tool, arg, codes, match=r"."):
+    """`match`: what every result must match (a harness's words: something;
+    a framework returns a silent command's empty output as it is)."""
+    return [Step(tool, {arg: cmd}, code != 0, match, cmd) for cmd, code in zip(COMMANDS, codes)]
 
 
 def gemini_steps(ws, codes, policy):
@@ -276,6 +278,55 @@ def codex_client(tools, ws, codes, version):
                     setup=C.codex_config)
 
 
+# The Python frameworks (e2e/agents/*_agent.py): each one's tool loop on a
+# model whose results carry no error flag, so the detector decides; their
+# tools raise on a failure and the framework words it.
+FRAMEWORKS = {
+    # name: (driver, [(provider, the result's API)], its extra steps)
+    "pydantic-ai": ("pydantic_ai_agent.py", [("openai-chat", "openai")], "retry"),
+    "langchain": ("langchain_agent.py", [("openai-chat", "openai")], "bug"),
+    "genai": ("genai_agent.py", [(None, "gemini")], "bug"),
+    "adk": ("adk_agent.py", [("google", "gemini"), ("openai-chat", "openai")], "bug"),
+}
+
+
+def framework_steps(extra, codes):
+    """The shell commands through `run_shell` (which raises on a non-zero
+    exit), then file reads and edits; `extra`: what the framework answers
+    itself (`retry`: Pydantic AI, whose tool with a bug ends the run) or a
+    tool with a bug (`bug`)."""
+    steps = shell_steps("run_shell", "command", codes, match=r"") + [
+        Step("read_file", {"path": "present.txt"}, False, r"hello e2e"),
+        Step("read_file", {"path": "app.log"}, False, r"connection refused"),
+        Step("read_file", {"path": "config.json"}, False, r"retries"),
+        Step("read_file", {"path": "missing.txt"}, True, r"no such file"),
+        Step("edit_file", {"path": "notes.md", "old": "Known issues", "new": "Open issues"}, False, r"edited"),
+        Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True, r"not found in"),
+        Step("read_file", {"path": 42}, True, r"."),
+    ]
+    if extra == "retry":
+        return steps + [Step("no_such_tool", {"x": 1}, True, r"Unknown tool name")]
+    if extra == "bug":
+        return steps + [Step("explode", {}, True, r"has no attribute")]
+    return steps
+
+
+def framework_client(name, python, ws, codes, version):
+    driver, providers, extra = FRAMEWORKS[name]
+    mode = {"langchain": "invoke", "genai": "generate"}.get(name, "run")
+    runs, scripts, apis = [], {}, {}
+    for provider, api in providers:
+        script = f"live-{name}-{provider or api}"
+        scripts[script] = framework_steps(extra, codes)
+        apis[script] = api
+        runs.append(C.Run(script, [python, os.path.join(ROOT, "e2e", "agents", driver)]
+                          + ([provider] if provider else []) + [mode, script]))
+    client = C.Client(name, version, runs=runs, scripts=scripts, conversations=len(runs),
+                      setup=lambda home, gateway: None)
+    client.apis = apis
+    return client
+
+
 def gemini_text(raw):
     """What the gateway gives the detector for a `functionResponse.response`
     (crates/wire/src/gemini/items.rs): an `error`'s message, else `output` /
@@ -330,14 +381,15 @@ def collect(args, build, out, problems):
             continue
         step = steps[e["step"]]
         raw = e["text"]
-        text, explicit = gemini_text(raw) if client.name == "gemini-cli" else (raw, None)
+        api = getattr(client, "apis", {}).get(e["script"]) or {"gemini-cli": "gemini"}.get(client.name, "openai")
+        text, explicit = gemini_text(raw) if api == "gemini" else (raw, None)
         if not re.search(step.match, raw, re.I | re.S):
             problems.append(f"{client.name} {e['script']} step {e['step']} ({step.tool}) dropped: "
                             f"{raw[:200]!r} does not match /{step.match}/")
             continue
         out.write(json.dumps({
             "source": f"live:{client.name}@{client.version}:{e['script']}",
-            "provider": {"gemini-cli": "gemini", "codex-cli": "openai"}[client.name],
+            "provider": api,
             "tool_name": step.tool,
             "command": getattr(step, "command", None),
             "content": text[:MAX_CONTENT],
@@ -355,13 +407,22 @@ def collect(args, build, out, problems):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tools", required=True, help="the npm prefix the clients are installed in")
+    ap.add_argument("--tools", help="the npm prefix the Gemini and Codex CLIs are installed in")
     ap.add_argument("--toolwarden", default=os.path.join(ROOT, "target", "debug", "toolwarden"))
     ap.add_argument("--mock", default=os.path.join(ROOT, "target", "debug", "mock-provider"))
-    ap.add_argument("--only", default="gemini,codex")
+    ap.add_argument("--only", default="gemini,codex",
+                    help="gemini,codex (--tools); pydantic-ai,langchain,genai,adk (--python)")
+    ap.add_argument("--python", help="a python with the Python frameworks (.ci/agents_e2e.sh's py-frameworks venv)")
     args = ap.parse_args()
+    if any(n in FRAMEWORKS for n in args.only.split(",")):
+        out = subprocess.run([args.python, "-c", "import importlib.metadata as m; import json; print(json.dumps("
+                              "{d: m.version(d) for d in ('pydantic-ai-slim', 'langchain', 'google-genai', "
+                              "'google-adk')}))"], capture_output=True, text=True, check=True)
+        have = json.loads(out.stdout)
+        fw_versions = {"pydantic-ai": have["pydantic-ai-slim"], "langchain": have["langchain"],
+                       "genai": have["google-genai"], "adk": have["google-adk"]}
     versions = {}
-    for name in ("gemini-cli", "codex"):
+    for name in ("gemini-cli", "codex") if {"gemini", "codex"} & set(args.only.split(",")) else ():
         with open(os.path.join(args.tools, "node_modules", "@google" if name == "gemini-cli" else "@openai",
                                name, "package.json")) as f:
             versions[name] = json.load(f)["version"]
@@ -369,6 +430,8 @@ def main():
         "gemini": lambda ws, codes: gemini_client(args.tools, ws, codes, versions["gemini-cli"]),
         "codex": lambda ws, codes: codex_client(args.tools, ws, codes, versions["codex"]),
     }
+    for fw in FRAMEWORKS:
+        builders[fw] = lambda ws, codes, fw=fw: framework_client(fw, args.python, ws, codes, fw_versions[fw])
     problems = []
     for name in args.only.split(","):
         collect(args, builders[name], sys.stdout, problems)
