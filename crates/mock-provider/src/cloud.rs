@@ -81,7 +81,13 @@ pub(crate) fn route(path: &str, query: Option<&str>) -> Option<CloudRoute> {
     let make = |cloud, dialect, model: Option<&str>, path_stream| CloudRoute {
         cloud,
         dialect,
-        model: model.map(String::from),
+        // The model id as the API reads it: boto3 sends Bedrock's
+        // `…-v1:0` as `…-v1%3A0`.
+        model: model.map(|m| {
+            percent_encoding::percent_decode_str(m)
+                .decode_utf8_lossy()
+                .into_owned()
+        }),
         path_stream,
         gemini_sse,
         express: false,
@@ -616,6 +622,7 @@ mod tests {
             (r.cloud, r.dialect, r.path_stream),
             (Cloud::Bedrock, Dialect::Anthropic, true)
         );
+        assert_eq!(r.model.as_deref(), Some("anthropic.claude:0"));
         let r = route(
             "/openai/deployments/gpt-4o/chat/completions",
             Some("api-version=2024-10-21"),
