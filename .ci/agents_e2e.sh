@@ -49,6 +49,8 @@ LANGGRAPH=${TOOLWARDEN_E2E_LANGGRAPH:-1.2.24}
 LANGCHAIN_OPENAI=${TOOLWARDEN_E2E_LANGCHAIN_OPENAI:-1.8.1}
 LANGCHAIN_ANTHROPIC=${TOOLWARDEN_E2E_LANGCHAIN_ANTHROPIC:-1.7.10}
 LANGCHAIN_GOOGLE=${TOOLWARDEN_E2E_LANGCHAIN_GOOGLE:-4.4.3}
+LANGCHAIN_AWS=${TOOLWARDEN_E2E_LANGCHAIN_AWS:-1.9.1}
+BOTO3=${TOOLWARDEN_E2E_BOTO3:-1.44.18}
 GENAI=${TOOLWARDEN_E2E_GENAI:-2.34.0}
 ADK=${TOOLWARDEN_E2E_ADK:-2.13.0}
 LITELLM=${TOOLWARDEN_E2E_LITELLM:-1.110.2}
@@ -98,21 +100,23 @@ npm_config_engine_strict=false ci_npm "$sdk_js_dir" "${sdk_js_pkgs[@]}"
 venv="$cache/venv"
 ci_pip "$venv" "openai-agents==$OPENAI_AGENTS"
 py_venv="$cache/py-frameworks"
-ci_pip "$py_venv" "pydantic-ai-slim[openai,anthropic,google]==$PYDANTIC_AI" "langchain==$LANGCHAIN" \
+ci_pip "$py_venv" "pydantic-ai-slim[openai,anthropic,google,bedrock]==$PYDANTIC_AI" "langchain==$LANGCHAIN" \
   "langgraph==$LANGGRAPH" "langchain-openai==$LANGCHAIN_OPENAI" "langchain-anthropic==$LANGCHAIN_ANTHROPIC" \
-  "langchain-google-genai==$LANGCHAIN_GOOGLE" "google-genai==$GENAI" "google-adk==$ADK" "litellm==$LITELLM"
+  "langchain-google-genai==$LANGCHAIN_GOOGLE" "langchain-aws==$LANGCHAIN_AWS" "boto3==$BOTO3" \
+  "google-genai==$GENAI" "google-adk==$ADK" "litellm==$LITELLM"
 
 ci_build
 
 ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on Node.js %s'
 sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
-langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s'
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s"}' \
+langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s, langchain-aws %s, boto3 %s'
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s"}' \
   "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
-  "$SDK_OPENAI" "$SDK_ANTHROPIC" "$SDK_WS" "$SDK_AGENTS" "$NODE" "$OPENAI_AGENTS" "$PYDANTIC_AI" \
-  "$LANGCHAIN" "$LANGGRAPH" "$LANGCHAIN_OPENAI" "$LANGCHAIN_ANTHROPIC" "$LANGCHAIN_GOOGLE" "$GENAI" \
+  "$SDK_OPENAI" "$SDK_ANTHROPIC" "$SDK_WS" "$SDK_AGENTS" "$NODE" "$OPENAI_AGENTS" "$PYDANTIC_AI" "$BOTO3" \
+  "$LANGCHAIN" "$LANGGRAPH" "$LANGCHAIN_OPENAI" "$LANGCHAIN_ANTHROPIC" "$LANGCHAIN_GOOGLE" "$LANGCHAIN_AWS" "$BOTO3" \
+  "$GENAI" \
   "$ADK" "$LITELLM")
 python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
   --tools "$npm_dir" --ai-tools "$ai_dir" --ai-node "$node_bin" --sdk-tools "$sdk_js_dir" \

@@ -144,13 +144,20 @@ def claude_bedrock(tools, ws, key, version):
     argv = [bin_, "--dangerously-skip-permissions", "--model", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
             "--output-format", "text", "-p", "Run the checks. [[e2e:claude-bedrock]]"]
 
-    def gateway(tmp, mock_url):
-        return (["--bedrock-upstream", mock_url, "--bedrock-region", "us-east-1"],
-                {"AWS_ACCESS_KEY_ID": AWS_KEY_ID, "AWS_SECRET_ACCESS_KEY": AWS_SECRET})
-
     return Client("Claude Code (Bedrock)", version, runs=[Run("claude-bedrock", argv, env)],
                   scripts={"claude-bedrock": claude_cloud_steps(ws)}, conversations=1,
-                  mock_args=["--aws-key", f"{AWS_KEY_ID}:{AWS_SECRET}"], gateway=gateway)
+                  mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+
+
+# The mock checks requests' SigV4 signatures with this key, as AWS does; the
+# gateway signs with it.
+BEDROCK_MOCK_ARGS = ["--aws-key", f"{AWS_KEY_ID}:{AWS_SECRET}"]
+
+
+def bedrock_gateway(tmp, mock_url):
+    """The gateway's Bedrock upstream at the mock, and its AWS credentials."""
+    return (["--bedrock-upstream", mock_url, "--bedrock-region", "us-east-1"],
+            {"AWS_ACCESS_KEY_ID": AWS_KEY_ID, "AWS_SECRET_ACCESS_KEY": AWS_SECRET})
 
 
 def claude_vertex(tools, ws, key, version):
@@ -430,7 +437,9 @@ def openai_agents(ws, key, version, python, here):
 
 # === Python agent frameworks (Pydantic AI, LangGraph, google-genai) ===
 
-PY_PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "google")
+# Bedrock: the Converse API through boto3, which signs with a key of its
+# own; the gateway signs again with its credentials (the mock checks them).
+PY_PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "google", "bedrock")
 
 
 def continued(runs, scripts, argv, name, modes, state, providers=PY_PROVIDERS):
@@ -469,7 +478,8 @@ def pydantic_ai(ws, key, version, python, here):
             runs.append(Run(s, [python, os.path.join(here, "pydantic_ai_agent.py"), provider, mode, s]))
     continued(runs, scripts, [python, os.path.join(here, "pydantic_ai_agent.py")], "pydantic-ai",
               ("run", "stream"), "history")
-    return Client("Pydantic AI", version, runs=runs, scripts=scripts, conversations=len(runs))
+    return Client("Pydantic AI", version, runs=runs, scripts=scripts, conversations=len(runs),
+                  mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
 
 
 def langchain(ws, key, version, python, here):
@@ -487,7 +497,8 @@ def langchain(ws, key, version, python, here):
             runs.append(Run(s, [python, os.path.join(here, "langchain_agent.py"), provider, mode, s]))
     continued(runs, scripts, [python, os.path.join(here, "langchain_agent.py")], "langchain",
               ("invoke", "stream"), "thread")
-    return Client("LangChain agent", version, runs=runs, scripts=scripts, conversations=len(runs))
+    return Client("LangChain agent", version, runs=runs, scripts=scripts, conversations=len(runs),
+                  mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
 
 
 def genai(ws, key, version, python, here):

@@ -3,7 +3,8 @@ a LangGraph graph) through the gateway: the workspace's tools, `invoke` or
 `stream`, on one of four chat models.
 
     python langchain_agent.py PROVIDER MODE MARKER [thread]
-    PROVIDER: openai-chat | openai-responses | anthropic | google
+    PROVIDER: openai-chat | openai-responses | anthropic | google | bedrock
+              (`ChatBedrockConverse`, the Converse API through boto3)
     MODE: invoke | stream
 
 `thread`: the agent with a checkpointer (`InMemorySaver`) and a second
@@ -54,6 +55,9 @@ def model(provider: str):
     if provider == "google":
         from langchain_google_genai import ChatGoogleGenerativeAI
         return ChatGoogleGenerativeAI(model="gemini-2.5-flash", base_url=gateway, google_api_key=key, retries=0)
+    if provider == "bedrock":
+        from langchain_aws import ChatBedrockConverse
+        return ChatBedrockConverse(model=W.BEDROCK_MODEL, client=W.bedrock_client(gateway), region_name="us-east-1")
     raise SystemExit(f"unknown provider {provider}")
 
 

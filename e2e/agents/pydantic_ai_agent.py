@@ -2,7 +2,8 @@
 tools, `Agent.run` or `Agent.run_stream_events`, on one of four models.
 
     python pydantic_ai_agent.py PROVIDER MODE MARKER [history]
-    PROVIDER: openai-chat | openai-responses | anthropic | google
+    PROVIDER: openai-chat | openai-responses | anthropic | google | bedrock
+              (the Converse API, through boto3)
     MODE: run | stream
 
 `history`: a second run after the first, given the first's messages
@@ -66,6 +67,10 @@ def model(provider: str):
         from pydantic_ai.providers.google import GoogleProvider
         client = genai.Client(api_key=key, http_options=genai.types.HttpOptions(base_url=gateway))
         return GoogleModel("gemini-2.5-flash", provider=GoogleProvider(client=client))
+    if provider == "bedrock":
+        from pydantic_ai.models.bedrock import BedrockConverseModel
+        from pydantic_ai.providers.bedrock import BedrockProvider
+        return BedrockConverseModel(W.BEDROCK_MODEL, provider=BedrockProvider(bedrock_client=W.bedrock_client(gateway)))
     raise SystemExit(f"unknown provider {provider}")
 
 

@@ -40,3 +40,15 @@ def explode() -> str:
 
 
 TOOLS = [read_file, run_shell, edit_file, explode]
+
+# Bedrock, for the drivers that run on it.
+BEDROCK_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+
+def bedrock_client(gateway: str):
+    """boto3's `bedrock-runtime` at the gateway's Bedrock route, signing with
+    a key of the client's own: the gateway signs each request again with
+    its credentials."""
+    import boto3
+    return boto3.client("bedrock-runtime", endpoint_url=f"{gateway}/bedrock", region_name="us-east-1",
+                        aws_access_key_id="AKIDFRAMEWORKCLIENT", aws_secret_access_key="the-gateway-signs-again")
