@@ -71,6 +71,14 @@ pub(crate) struct CloudRoute {
     pub express: bool,
 }
 
+/// What Bedrock accepts: SigV4 signatures with the test key, and a
+/// Bedrock API key.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct AwsAuth<'a> {
+    pub key: Option<&'a AwsTestKey>,
+    pub api_key: Option<&'a str>,
+}
+
 /// The route of a cloud `POST`, if `path` is one.
 pub(crate) fn route(path: &str, query: Option<&str>) -> Option<CloudRoute> {
     let path = ["/azure", "/vertex", "/bedrock"]
@@ -228,7 +236,7 @@ pub(crate) fn check_auth(
     parts: &http::request::Parts,
     body: &[u8],
     api_key: Option<&str>,
-    aws_key: Option<&AwsTestKey>,
+    aws: AwsAuth<'_>,
     google_token: Option<&str>,
 ) -> Option<Denied> {
     let headers = &parts.headers;
@@ -310,8 +318,24 @@ pub(crate) fn check_auth(
             Some((StatusCode::UNAUTHORIZED, Vec::new(), body))
         }
         Cloud::Bedrock => {
-            let now = aws_key.map_or_else(SystemTime::now, AwsTestKey::now);
-            let verified = match aws_key {
+            let now = aws.key.map_or_else(SystemTime::now, AwsTestKey::now);
+            // A Bedrock API key: AWS answers a wrong one with a body of its
+            // own (`Message`, capitalised).
+            if let Some(got) = bearer(headers) {
+                if aws.api_key.is_some_and(|want| want != got) {
+                    let body = crate::json::Obj::new()
+                        .str(
+                            "Message",
+                            "Authentication failed: Please make sure your API Key is valid.",
+                        )
+                        .done();
+                    let error_type = "AccessDeniedException:http://internal.amazon.com/coral/com.amazon.coral.service/";
+                    let headers = vec![("x-amzn-errortype".to_string(), error_type.to_string())];
+                    return Some((StatusCode::FORBIDDEN, headers, body));
+                }
+                return None;
+            }
+            let verified = match aws.key {
                 Some(key) => verify_sigv4(parts, body, key, BEDROCK_SERVICE, now),
                 // No key to check with: still no request without a
                 // signature, as AWS answers one.
@@ -612,6 +636,33 @@ mod tests {
     }
 
     #[test]
+    fn a_bedrock_api_key_is_checked_as_aws_checks_it() {
+        let path = "/model/anthropic.claude%3A0/converse";
+        let r = route(path, None).unwrap();
+        let check = |auth: Option<&str>, api_key: Option<&str>| {
+            let mut req = http::Request::post(path);
+            if let Some(a) = auth {
+                req = req.header("authorization", a);
+            }
+            let parts = req.body(()).unwrap().into_parts().0;
+            let aws = AwsAuth { key: None, api_key };
+            check_auth(&r, &parts, b"{}", None, aws, None)
+        };
+        assert!(check(Some("Bearer bedrock-key-1"), Some("bedrock-key-1")).is_none());
+        let (status, headers, body) = check(Some("Bearer other"), Some("bedrock-key-1")).unwrap();
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        assert!(headers[0].1.starts_with("AccessDeniedException:"));
+        assert!(body.contains("Please make sure your API Key is valid."));
+        // No key to check with: any key passes, and no credential at all
+        // is still refused.
+        assert!(check(Some("Bearer any"), None).is_none());
+        assert_eq!(
+            check(None, Some("bedrock-key-1")).unwrap().0,
+            StatusCode::FORBIDDEN
+        );
+    }
+
+    #[test]
     fn routes() {
         let r = route(
             "/bedrock/model/anthropic.claude%3A0/invoke-with-response-stream",
@@ -670,7 +721,7 @@ mod tests {
                 .unwrap()
                 .into_parts()
                 .0;
-            check_auth(&r, &parts, b"{}", Some("k"), None, None).map(|d| d.0)
+            check_auth(&r, &parts, b"{}", Some("k"), AwsAuth::default(), None).map(|d| d.0)
         };
         let deployment = "/openai/deployments/gpt-4o/chat/completions";
         assert_eq!(check(deployment), Some(StatusCode::NOT_FOUND));

@@ -154,6 +154,10 @@ pub struct MockOptions {
     /// Bedrock (issue 18): verify SigV4 signatures with this key, as AWS
     /// does (default: none, any signature passes).
     pub aws_key: Option<AwsTestKey>,
+    /// Bedrock: accept this Bedrock API key (`Authorization: Bearer …`, the
+    /// AWS SDKs' `AWS_BEARER_TOKEN_BEDROCK`) instead of a signature, and
+    /// refuse any other as AWS does (default: none, any key passes).
+    pub bedrock_api_key: Option<String>,
     /// Vertex AI (issue 18): serve Google's token endpoint (`POST /token`)
     /// and accept only its token on Vertex routes (default: none, any
     /// Bearer passes).
@@ -201,6 +205,7 @@ impl Default for MockOptions {
             stream_tail: Duration::ZERO,
             agent: None,
             aws_key: None,
+            bedrock_api_key: None,
             google_key: None,
             aws_credential_service: None,
             tls: None,

@@ -167,7 +167,10 @@ async fn answer(
             parts,
             &body,
             shared.opts.api_key.as_deref(),
-            shared.opts.aws_key.as_ref(),
+            cloud::AwsAuth {
+                key: shared.opts.aws_key.as_ref(),
+                api_key: shared.opts.bedrock_api_key.as_deref(),
+            },
             shared
                 .opts
                 .google_key

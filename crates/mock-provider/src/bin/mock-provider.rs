@@ -15,7 +15,7 @@ use std::{net::SocketAddr, path::PathBuf, process::ExitCode, sync::Arc};
 
 use toolwarden_mock_provider::{AgentMode, MockOptions, MockProvider, Scripted};
 
-const USAGE: &str = "usage: mock-provider [--listen ADDR] [--api-key KEY] [--aws-key ID:SECRET [--aws-region REGION] [--aws-session-token TOKEN]] [--google-token TOKEN] [--cut-stream MODEL:N] [--calls N] [--no-validate] \
+const USAGE: &str = "usage: mock-provider [--listen ADDR] [--api-key KEY] [--aws-key ID:SECRET [--aws-region REGION] [--aws-session-token TOKEN]] [--bedrock-api-key KEY] [--google-token TOKEN] [--cut-stream MODEL:N] [--calls N] [--no-validate] \
      [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE] [--script FILE]";
 
 fn parse(args: &[String]) -> Result<(MockOptions, Vec<Scripted>), String> {
@@ -42,6 +42,9 @@ fn parse(args: &[String]) -> Result<(MockOptions, Vec<Scripted>), String> {
                     .ok_or_else(|| format!("--aws-key {v}: expected ACCESS_KEY_ID:SECRET"))?;
                 opts.aws_key = Some(toolwarden_mock_provider::AwsTestKey::new(id, secret));
             }
+            // Bedrock API keys: this one is accepted as `Authorization:
+            // Bearer` instead of a signature.
+            "--bedrock-api-key" => opts.bedrock_api_key = Some(value()?.clone()),
             // The region Bedrock signatures must be scoped to (default
             // us-east-1) and the session token they must carry (default
             // none), with `--aws-key`.
