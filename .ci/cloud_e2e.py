@@ -18,7 +18,9 @@ vertexai=True (streaming and not), anthropic.AnthropicVertex (streaming and
 not), anthropic.AnthropicBedrock (invoke, streaming and not) and boto3
 bedrock-runtime (converse and converse_stream): both Bedrock clients sign with
 a wrong secret, the gateway re-signs with the right one, the mock checks it as
-AWS does. Also, straight to the mock: AnthropicBedrock with the right
+AWS does; AnthropicBedrock also with a Bedrock API key (`Authorization:
+Bearer`), which the gateway passes on unsigned (a wrong one gets AWS's
+refusal). Also, straight to the mock: AnthropicBedrock with the right
 key passes the mock's check (the mock agrees with botocore's signer) and with
 a wrong one gets AWS's 403. And boto3 converse_stream on a stream the mock
 cuts midway (`--cut-stream`): boto3 gets the gateway's
@@ -263,6 +265,34 @@ def bedrock_invoke(args, stream):
     return anthropic_round(client, BEDROCK_MODEL, stream)
 
 
+def bedrock_invoke_api_key(args, stream, api_key=None):
+    """AnthropicBedrock with a Bedrock API key (`Authorization: Bearer`, as
+    `AWS_BEARER_TOKEN_BEDROCK` gives it): the gateway passes it on as it
+    came, unsigned, and the mock checks it as AWS does."""
+    import anthropic
+
+    client = anthropic.AnthropicBedrock(api_key=api_key or args.bedrock_api_key, aws_region="us-east-1",
+                                        base_url=f"{args.gateway}/bedrock", max_retries=0)
+    return anthropic_round(client, BEDROCK_MODEL, stream)
+
+
+def bedrock_api_key_refused(args):
+    """A wrong Bedrock API key reaches the mock, which refuses it as AWS
+    does: the gateway does not sign it away with its own credentials."""
+    import anthropic
+
+    def run(prompt):
+        try:
+            bedrock_invoke_api_key(args, False, api_key="ABSK-not-the-key")(prompt)
+        except anthropic.PermissionDeniedError as e:
+            if "Please make sure your API Key is valid" not in str(e):
+                raise AssertionError(f"not AWS's refusal of a key: {e}")
+            return
+        raise AssertionError("a wrong Bedrock API key was answered")
+
+    return run
+
+
 def bedrock_direct(args):
     import anthropic
 
@@ -440,6 +470,7 @@ def main():
     p.add_argument("--mock", required=True)
     p.add_argument("--azure-key", required=True)
     p.add_argument("--aws-key", required=True)
+    p.add_argument("--bedrock-api-key", required=True)
     args = p.parse_args()
 
     for stream in (False, True):
@@ -449,7 +480,9 @@ def main():
         check(f"vertex-anthropic-{s}", "vertex", vertex_anthropic(args, stream))
         check(f"bedrock-invoke-{s}", "bedrock", bedrock_invoke(args, stream))
         check(f"bedrock-converse-{s}", "bedrock", bedrock_converse(args, stream))
+        check(f"bedrock-invoke-api-key-{s}", "bedrock", bedrock_invoke_api_key(args, stream))
     check("bedrock-direct-signature-check", None, bedrock_direct(args))
+    check("bedrock-api-key-refused", None, bedrock_api_key_refused(args))
     check("bedrock-converse-stream-cut", None, bedrock_converse_cut(args))
     check("counts-per-tool", None, lambda _: counts(args.gateway))
     print(f"cloud-e2e: {passed} passed, {failed} failed")

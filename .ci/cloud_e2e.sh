@@ -15,12 +15,13 @@ pins=(openai==3.63.0 "anthropic[bedrock,vertex]==2.17.0" google-genai==3.6.1 bot
 azure_key="azure-e2e-key-$$"
 aws_key_id="AKIDCLOUDE2E"
 aws_secret="cloud-e2e/secret-$$"
+bedrock_api_key="ABSKY2xvdWQtZTJl$$"
 
 # --- the clients, in their own venv under the target directory
 ci_pip "$venv" "${pins[@]}"
 
 ci_build
-ci_start_mock cloud --api-key "$azure_key" --aws-key "$aws_key_id:$aws_secret" --calls 2 \
+ci_start_mock cloud --api-key "$azure_key" --aws-key "$aws_key_id:$aws_secret" --bedrock-api-key "$bedrock_api_key" --calls 2 \
   --cut-stream toolwarden.cut-midstream-v1:1
 # The gateway's AWS credentials come from its environment (the standard
 # variables); HOME points nowhere so no developer profile is read.
@@ -32,7 +33,7 @@ ci_start_gateway cloud env -i PATH="$PATH" HOME="$tmp" AWS_ACCESS_KEY_ID="$aws_k
 rc=0
 env -i PATH="$PATH" HOME="$tmp" "$venv/bin/python" .ci/cloud_e2e.py \
   --gateway "$gw_url" --mock "$mock_url" \
-  --azure-key "$azure_key" --aws-key "$aws_key_id:$aws_secret" || rc=$?
+  --azure-key "$azure_key" --aws-key "$aws_key_id:$aws_secret" --bedrock-api-key "$bedrock_api_key" || rc=$?
 if [ "$rc" -ne 0 ]; then
   echo "--- gateway stderr"; tail -n 40 "$tmp/cloud-gw.err" || true
 fi

@@ -271,6 +271,21 @@ impl fmt::Debug for AwsCredentials {
     }
 }
 
+/// Whether a Bedrock request carries a Bedrock API key of the client's
+/// (`Authorization: Bearer …`, the AWS SDKs' `AWS_BEARER_TOKEN_BEDROCK`):
+/// unlike a signature it is not bound to the host, so it can go on as it
+/// came.
+pub fn client_has_api_key(parts: &http::request::Parts) -> bool {
+    parts
+        .headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.get(..7)
+                .is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer "))
+        })
+}
+
 /// The region of a client's SigV4 credential scope
 /// (`Credential=AKID/20250101/us-west-2/bedrock/aws4_request`).
 pub fn client_region(headers: &http::HeaderMap) -> Option<String> {

@@ -73,6 +73,11 @@ pub(crate) async fn authenticate(
             let Some(credentials) = &config.cloud.aws_credentials else {
                 return false;
             };
+            // A Bedrock API key names no host: the client's own credential
+            // goes on, as a Vertex client's token does.
+            if aws::client_has_api_key(parts) {
+                return false;
+            }
             let region = signing_region(&config.cloud, parts);
             let signed = match credentials.current(&config.resolve, listening).await {
                 Ok(current) => {

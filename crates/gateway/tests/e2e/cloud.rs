@@ -474,6 +474,54 @@ async fn a_bad_or_missing_signature_gets_aws_403() {
     );
 }
 
+/// A Bedrock API key (`Authorization: Bearer`, what the AWS SDKs send for
+/// `AWS_BEARER_TOKEN_BEDROCK`) is not bound to a host: it goes on as the
+/// client sent it, unsigned, whether or not the gateway has credentials of
+/// its own, and a wrong one gets AWS's refusal.
+#[tokio::test]
+async fn a_clients_bedrock_api_key_goes_on_unsigned() {
+    const API_KEY: &str = "ABSKQmVkcm9ja0FQSUtleS1leGFtcGxl";
+    for secret in [Some(SECRET), None] {
+        let h = Harness::with(
+            MockOptions {
+                bedrock_api_key: Some(API_KEY.into()),
+                ..aws_mock()
+            },
+            move |c| {
+                c.cloud.bedrock =
+                    Some(Upstream::parse(&format!("{}/", c.upstreams.anthropic)).unwrap());
+                c.cloud.bedrock_region = Some("us-east-1".into());
+                c.cloud.aws_credentials = secret
+                    .map(|s| AwsCredentials::new(KEY_ID, s, Some(SESSION_TOKEN.into()), "test"));
+            },
+        )
+        .await;
+        let url = format!("{}/model/anthropic.claude-x-v1%3A0/invoke", h.gw());
+        let bearer = format!("Bearer {API_KEY}");
+        let headers = [
+            ("authorization", bearer.as_str()),
+            ("content-type", "application/json"),
+        ];
+        let mut convo = invoke_convo();
+        round(&h, &mut convo, &url, &headers).await;
+        expect_counts(&h, "bedrock", Some("anthropic.claude-x-v1:0"), 1.0).await;
+        for r in h.mock.received() {
+            assert_eq!(r.headers["authorization"], bearer.as_str(), "{secret:?}");
+            assert!(!r.headers.contains_key("x-amz-date"), "{secret:?}");
+        }
+        let wrong = [
+            ("authorization", "Bearer ABSK-not-the-key"),
+            ("content-type", "application/json"),
+        ];
+        let r = post(&h.client, url.clone(), &wrong, &invoke_convo().body).await;
+        assert_eq!(r.status, 403, "{}", r.text());
+        assert_eq!(
+            r.json()["Message"],
+            "Authentication failed: Please make sure your API Key is valid."
+        );
+    }
+}
+
 /// A host whose clock is 15 minutes behind AWS's: the first request the
 /// gateway signs is refused for its time ("Signature expired"); the
 /// gateway, as the AWS SDKs do, takes AWS's time from the refusal's `Date`,
