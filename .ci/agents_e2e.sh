@@ -10,7 +10,7 @@
 #   AGENTS_E2E_ONLY=ai,ai6 bash .ci/agents_e2e.sh  # the Vercel AI SDK 7 (on Node.js 22) and 6
 #   AGENTS_E2E_ONLY=sdk-js bash .ci/agents_e2e.sh  # the openai and @anthropic-ai/sdk tool loops
 #   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai,adk bash .ci/agents_e2e.sh  # the Python frameworks
-#   AGENTS_E2E_ONLY=claude-bedrock,claude-vertex bash .ci/agents_e2e.sh  # Claude Code via the cloud routes
+#   AGENTS_E2E_ONLY=claude-bedrock,claude-bedrock-key,claude-vertex bash .ci/agents_e2e.sh  # Claude Code via the cloud routes
 set -euo pipefail
 ci_suite=agents-e2e
 . "$(dirname "$0")/lib.sh"

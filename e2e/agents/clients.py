@@ -149,6 +149,25 @@ def claude_bedrock(tools, ws, key, version):
                   mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
 
 
+def claude_bedrock_key(tools, ws, key, version):
+    """`CLAUDE_CODE_USE_BEDROCK` with a Bedrock API key
+    (`AWS_BEARER_TOKEN_BEDROCK`): the gateway passes the client's key on
+    unsigned. Its own credentials are not the mock's AWS key, so a request
+    it signed instead would be refused."""
+    bin_ = os.path.join(tools, "node_modules", ".bin", "claude")
+    env = claude_cloud_env()
+    env.update({"CLAUDE_CODE_USE_BEDROCK": "1", "AWS_BEARER_TOKEN_BEDROCK": BEDROCK_API_KEY,
+                "AWS_REGION": "us-east-1", "ANTHROPIC_BEDROCK_BASE_URL": "{gateway}/bedrock"})
+    argv = [bin_, "--dangerously-skip-permissions", "--model", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "--output-format", "text", "-p", "Run the checks. [[e2e:claude-bedrock-key]]"]
+    return Client("Claude Code (Bedrock API key)", version, runs=[Run("claude-bedrock-key", argv, env)],
+                  scripts={"claude-bedrock-key": claude_cloud_steps(ws)}, conversations=1,
+                  mock_args=["--aws-key", "AKIDNOTTHEGATEWAYS:another-secret", "--bedrock-api-key", BEDROCK_API_KEY],
+                  gateway=bedrock_gateway)
+
+
+BEDROCK_API_KEY = "ABSKQmVkcm9ja0FQSUtleS1hZ2VudHMtZTJl"
+
 # The mock checks requests' SigV4 signatures with this key, as AWS does; the
 # gateway signs with it.
 BEDROCK_MOCK_ARGS = ["--aws-key", f"{AWS_KEY_ID}:{AWS_SECRET}"]

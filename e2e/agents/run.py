@@ -314,7 +314,7 @@ def main():
                     help="the venv's python with Pydantic AI, LangChain, google-genai and google-adk")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
-                    help="comma-separated client names (claude,claude-bedrock,claude-vertex,gemini,gemini-compress,codex,ai,ai6,"
+                    help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,gemini,gemini-compress,codex,ai,ai6,"
                          "sdk-js,agents,pydantic-ai,langchain,genai,adk)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
@@ -323,6 +323,7 @@ def main():
     builders = {
         "claude": lambda ws: C.claude(args.tools, ws, KEY, v["claude"]),
         "claude-bedrock": lambda ws: C.claude_bedrock(args.tools, ws, KEY, v["claude"]),
+        "claude-bedrock-key": lambda ws: C.claude_bedrock_key(args.tools, ws, KEY, v["claude"]),
         "claude-vertex": lambda ws: C.claude_vertex(args.tools, ws, KEY, v["claude"]),
         "gemini": lambda ws: C.gemini(args.tools, ws, KEY, v["gemini"]),
         "gemini-compress": lambda ws: C.gemini_compressed(args.tools, ws, KEY, v["gemini"]),
