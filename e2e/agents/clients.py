@@ -462,9 +462,9 @@ PY_PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "google", "bedro
 
 
 def continued(runs, scripts, argv, name, modes, state, providers=PY_PROVIDERS):
-    """A conversation of two runs per provider and mode: the steps' first
-    half, then a second message sent with the whole history (the first's
-    calls and results resent: each counts once, in one session)."""
+    """A conversation of two runs per provider and mode: a failing read and
+    a command, then a second message sent with the whole history (the
+    first's calls and results resent: each counts once, in one session)."""
     for provider in providers:
         for mode in modes:
             s = f"{name}-{state}-{provider}-{mode}" if provider else f"{name}-{state}-{mode}"
@@ -476,48 +476,52 @@ def continued(runs, scripts, argv, name, modes, state, providers=PY_PROVIDERS):
             runs.append(Run(s, argv + ([provider] if provider else []) + [mode, s, state]))
 
 
+def py_framework(name, title, version, python, here, driver, modes, steps, state, providers=PY_PROVIDERS,
+                 **client):
+    """A Python framework's driver (`e2e/agents/DRIVER`) on each provider in
+    each mode with `steps`, and a conversation continued by its `state`
+    (see [`continued`])."""
+    runs, scripts = [], {}
+    argv = [python, os.path.join(here, driver)]
+    for provider in providers:
+        for mode in modes:
+            s = f"{name}-{provider}-{mode}"
+            scripts[s] = steps()
+            runs.append(Run(s, argv + [provider, mode, s]))
+    continued(runs, scripts, argv, name, modes, state, providers=providers)
+    return Client(title, version, runs=runs, scripts=scripts, conversations=len(runs), **client)
+
+
 def pydantic_ai(ws, key, version, python, here):
-    """Pydantic AI's agent loop on four models. Its tools report failures as
+    """Pydantic AI's agent loop on five models. Its tools report failures as
     `ToolFailed` or `ModelRetry`; it answers an unknown tool and arguments
     that fail validation with a retry prompt (no `explode`: an exception it
     does not know ends the run)."""
-    runs, scripts = [], {}
-    for provider in PY_PROVIDERS:
-        for mode in ("run", "stream"):
-            s = f"pydantic-ai-{provider}-{mode}"
-            scripts[s] = [
-                Step("read_file", {"path": "missing.txt"}, True, r"FileNotFoundError|no such file"),
-                Step("run_shell", {"command": "ls missing-dir"}, True, r"exit status"),
-                Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
-                Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
-                     r"not found in"),
-                Step("no_such_tool", {"x": 1}, True, r"Unknown tool name: 'no_such_tool'"),
-                Step("read_file", {"path": 42}, True, r"valid string"),
-            ]
-            runs.append(Run(s, [python, os.path.join(here, "pydantic_ai_agent.py"), provider, mode, s]))
-    continued(runs, scripts, [python, os.path.join(here, "pydantic_ai_agent.py")], "pydantic-ai",
-              ("run", "stream"), "history")
-    return Client("Pydantic AI", version, runs=runs, scripts=scripts, conversations=len(runs),
-                  mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+    def steps():
+        return [
+            Step("read_file", {"path": "missing.txt"}, True, r"FileNotFoundError|no such file"),
+            Step("run_shell", {"command": "ls missing-dir"}, True, r"exit status"),
+            Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+            Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True, r"not found in"),
+            Step("no_such_tool", {"x": 1}, True, r"Unknown tool name: 'no_such_tool'"),
+            Step("read_file", {"path": 42}, True, r"valid string"),
+        ]
+    return py_framework("pydantic-ai", "Pydantic AI", version, python, here, "pydantic_ai_agent.py",
+                        ("run", "stream"), steps, "history", mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
 
 
 def langchain(ws, key, version, python, here):
-    """LangChain's agent (`create_agent`, a LangGraph graph) on four chat
+    """LangChain's agent (`create_agent`, a LangGraph graph) on five chat
     models, with the documented middleware returning a tool's exception to
     the model; its tool node answers an unknown tool and invalid arguments."""
-    runs, scripts = [], {}
-    for provider in PY_PROVIDERS:
-        for mode in ("invoke", "stream"):
-            s = f"langchain-{provider}-{mode}"
-            scripts[s] = sdk_steps(thrown=None)[:5] + [
-                Step("explode", {}, True, r"Tool error: AttributeError: 'NoneType' object has no attribute"),
-                Step("read_file", {"path": 42}, True, r"valid string|validation error"),
-            ]
-            runs.append(Run(s, [python, os.path.join(here, "langchain_agent.py"), provider, mode, s]))
-    continued(runs, scripts, [python, os.path.join(here, "langchain_agent.py")], "langchain",
-              ("invoke", "stream"), "thread")
-    return Client("LangChain agent", version, runs=runs, scripts=scripts, conversations=len(runs),
-                  mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+    def steps():
+        return sdk_steps(thrown=None)[:5] + [
+            Step("explode", {}, True, r"Tool error: AttributeError: 'NoneType' object has no attribute"),
+            Step("read_file", {"path": 42}, True, r"valid string|validation error"),
+        ]
+    return py_framework("langchain", "LangChain agent", version, python, here, "langchain_agent.py",
+                        ("invoke", "stream"), steps, "thread", mock_args=BEDROCK_MOCK_ARGS,
+                        gateway=bedrock_gateway)
 
 
 def genai(ws, key, version, python, here):
@@ -550,16 +554,11 @@ def adk(ws, key, version, python, here):
     the `ReflectAndRetryToolPlugin` answering a tool's exception (its
     `error_type` and `error_details`, which the detector reads); and a
     second message in each one's session."""
-    runs, scripts = [], {}
-    for provider in ("google", "openai-chat", "anthropic"):
-        for mode in ("run", "stream"):
-            s = f"adk-{provider}-{mode}"
-            scripts[s] = sdk_steps(thrown=None)[:4] + [
-                UNKNOWN,
-                Step("explode", {}, True, r"has no attribute"),
-                Step("read_file", {"path": 42}, True, r"TypeError.*PosixPath"),
-            ]
-            runs.append(Run(s, [python, os.path.join(here, "adk_agent.py"), provider, mode, s]))
-    continued(runs, scripts, [python, os.path.join(here, "adk_agent.py")], "adk", ("run", "stream"), "session",
-              providers=("google", "openai-chat", "anthropic"))
-    return Client("Google ADK", version, runs=runs, scripts=scripts, conversations=len(runs))
+    def steps():
+        return sdk_steps(thrown=None)[:4] + [
+            UNKNOWN,
+            Step("explode", {}, True, r"has no attribute"),
+            Step("read_file", {"path": 42}, True, r"TypeError.*PosixPath"),
+        ]
+    return py_framework("adk", "Google ADK", version, python, here, "adk_agent.py", ("run", "stream"), steps,
+                        "session", providers=("google", "openai-chat", "anthropic"))

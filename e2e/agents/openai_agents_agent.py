@@ -55,40 +55,13 @@ from agents import (
 )
 from openai import AsyncOpenAI
 
+import workspace_tools as W
+
 CWD = Path(os.environ["E2E_WORKSPACE"])
 
 
-@function_tool
-def read_file(path: str) -> str:
-    """Read a text file."""
-    return (CWD / path).read_text()
-
-
-@function_tool
-def run_shell(command: str) -> str:
-    """Run a shell command; fails when it exits non-zero."""
-    done = subprocess.run(command, shell=True, cwd=CWD, capture_output=True, text=True, timeout=30)
-    if done.returncode != 0:
-        raise RuntimeError(f"exit status {done.returncode}: {done.stderr.strip()}")
-    return done.stdout
-
-
-@function_tool
-def edit_file(path: str, old: str, new: str) -> str:
-    """Replace text in a file."""
-    file = CWD / path
-    text = file.read_text()
-    if old not in text:
-        raise ValueError(f"edit_file: {old!r} not found in {path}")
-    file.write_text(text.replace(old, new, 1))
-    return "edited"
-
-
-@function_tool
-def explode() -> str:
-    """A tool with a bug: it always throws an AttributeError."""
-    config = None
-    return config.value
+# The workspace's tools (files, shell), as the SDK's function tools.
+read_file, run_shell, edit_file, explode = (function_tool(f) for f in W.TOOLS)
 
 
 def as_text(out) -> str:
