@@ -53,6 +53,9 @@ class Client:
     # (gateway arguments, gateway environment) for the cloud modes.
     mock_args: list = field(default_factory=list)
     gateway: object = None
+    # Runs at once (each its own conversation, none writing the workspace):
+    # the Python frameworks' processes spend their time starting up.
+    parallel: int = 1
 
 
 def final_text(script):
@@ -489,7 +492,7 @@ def py_framework(name, title, version, python, here, driver, modes, steps, state
             scripts[s] = steps()
             runs.append(Run(s, argv + [provider, mode, s]))
     continued(runs, scripts, argv, name, modes, state, providers=providers)
-    return Client(title, version, runs=runs, scripts=scripts, conversations=len(runs), **client)
+    return Client(title, version, runs=runs, scripts=scripts, conversations=len(runs), parallel=2, **client)
 
 
 def pydantic_ai(ws, key, version, python, here):
@@ -545,7 +548,7 @@ def genai(ws, key, version, python, here):
             runs.append(Run(s, [python, os.path.join(here, "genai_agent.py"), mode, s]))
     continued(runs, scripts, [python, os.path.join(here, "genai_agent.py")], "genai", ("generate", "stream"),
               "chat", providers=(None,))
-    return Client("Google Gen AI SDK", version, runs=runs, scripts=scripts, conversations=len(runs))
+    return Client("Google Gen AI SDK", version, runs=runs, scripts=scripts, conversations=len(runs), parallel=2)
 
 
 def adk(ws, key, version, python, here):

@@ -24,6 +24,7 @@ import time
 import traceback
 import urllib.request
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import clients as C
 
@@ -250,7 +251,7 @@ def drive(args, build):
     try:
         if client.setup:
             client.setup(home, stack.url)
-        for run in client.runs:
+        def execute(run):
             started = time.time()
             try:
                 p = subprocess.run(run.argv, cwd=ws, env=client_env(home, stack.url, ws, run.env),
@@ -259,7 +260,12 @@ def drive(args, build):
             except subprocess.TimeoutExpired as e:
                 rc, out, err = "timeout", e.stdout or "", e.stderr or ""
                 out, err = (x.decode() if isinstance(x, bytes) else x for x in (out, err))
-            took = time.time() - started
+            return rc, out, err, time.time() - started
+
+        # In order, or `client.parallel` at once; reported in order.
+        with ThreadPoolExecutor(max_workers=client.parallel) as pool:
+            done = list(pool.map(execute, client.runs))
+        for run, (rc, out, err, took) in zip(client.runs, done):
             check(f"{client.name}: {run.script} exits 0 ({took:.1f} s)", rc == 0,
                   f"exit {rc}\n--- stdout\n{out[-2000:]}\n--- stderr\n{err[-3000:]}")
             check(f"{client.name}: {run.script} prints its final text", C.final_text(run.script) in out,
