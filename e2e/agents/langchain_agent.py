@@ -1,6 +1,6 @@
 """One conversation with LangChain's agent (`langchain.agents.create_agent`,
 a LangGraph graph) through the gateway: the workspace's tools, `invoke` or
-`stream`, on one of four chat models.
+`stream`, on one of five chat models.
 
     python langchain_agent.py PROVIDER MODE MARKER [thread]
     PROVIDER: openai-chat | openai-responses | anthropic | google | bedrock

@@ -1,5 +1,5 @@
 """One conversation with Pydantic AI through the gateway: the workspace's
-tools, `Agent.run` or `Agent.run_stream_events`, on one of four models.
+tools, `Agent.run` or `Agent.run_stream_events`, on one of five models.
 
     python pydantic_ai_agent.py PROVIDER MODE MARKER [history]
     PROVIDER: openai-chat | openai-responses | anthropic | google | bedrock

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Labelled tool results from real agent programs (the Gemini CLI, the Codex
-CLI) running real commands, in the corpus format of
-shared/corpus/tool_results.jsonl.
+CLI; and the Python frameworks Pydantic AI, LangChain, google-genai and
+Google ADK, `--only pydantic-ai,langchain,genai,adk --python PY`) running
+real commands, in the corpus format of shared/corpus/tool_results.jsonl.
 
 The mock provider in agent mode plays the "model": it asks each client for
 a scripted list of tool calls, one per turn (see e2e/agents/). The clients
