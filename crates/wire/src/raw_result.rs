@@ -12,8 +12,8 @@ pub(crate) enum RawResult<'a> {
         content: Option<&'a str>,
         is_error: Option<bool>,
         server: bool,
-        /// Some result of the same conversation carries `is_error`.
-        client_uses_flag: bool,
+        /// Some result of the same conversation is flagged `is_error: false`.
+        client_flags_successes: bool,
     },
     /// Chat `tool` / `function` message: `content`.
     Chat { content: Option<&'a str> },
@@ -31,28 +31,28 @@ pub(crate) enum RawResult<'a> {
     Converse {
         content: Option<&'a str>,
         failed: Option<bool>,
-        /// Some result of the same conversation carries a `status`.
-        client_uses_flag: bool,
+        /// Some result of the same conversation is flagged `status: "success"`.
+        client_flags_successes: bool,
     },
 }
 
 impl RawResult<'_> {
-    /// A result without its own flag in a conversation whose client sets
-    /// the flag on other results (and not a server tool's result, which
+    /// A result without its own flag in a conversation whose client flags
+    /// other results as successes (and not a server tool's result, which
     /// the provider ran).
-    pub(crate) fn unflagged_where_client_flags(&self) -> bool {
+    pub(crate) fn unflagged_where_client_flags_successes(&self) -> bool {
         match *self {
             RawResult::Anthropic {
                 is_error,
                 server,
-                client_uses_flag,
+                client_flags_successes,
                 ..
-            } => client_uses_flag && is_error.is_none() && !server,
+            } => client_flags_successes && is_error.is_none() && !server,
             RawResult::Converse {
                 failed,
-                client_uses_flag,
+                client_flags_successes,
                 ..
-            } => client_uses_flag && failed.is_none(),
+            } => client_flags_successes && failed.is_none(),
             RawResult::Chat { .. } | RawResult::Responses { .. } | RawResult::Gemini { .. } => {
                 false
             }

@@ -619,10 +619,11 @@ mod prefill_whitespace;
 mod threads;
 
 /// A conversation whose client never sets `is_error` (a custom app on the
-/// Anthropic API) has its unflagged results judged by the detector; one
-/// whose client sets it anywhere (Claude Code) is trusted.
+/// Anthropic API), or sets it on errors alone (the Vercel AI SDK, OpenCode),
+/// has its unflagged results judged by the detector; one whose client flags
+/// a success anywhere (Claude Code) is trusted.
 #[test]
-fn unflagged_results_go_to_the_detector_only_for_clients_without_the_flag() {
+fn unflagged_results_go_to_the_detector_unless_the_client_flags_successes() {
     let messages = |second: Value| {
         json!([
             {"role": "user", "content": "run it"},
@@ -643,6 +644,16 @@ fn unflagged_results_go_to_the_detector_only_for_clients_without_the_flag() {
     assert_eq!(v.results[0].verdict.basis, toolwarden_core::Basis::Client);
     assert!(v.results[0].verdict.failed);
     assert_eq!(v.results[1].verdict, Verdict::heuristic_failure());
+
+    let errors_only = body(messages(
+        json!({"type": "tool_result", "tool_use_id": "t2", "is_error": true, "content": "boom"}),
+    ));
+    let v = view(&errors_only).unwrap();
+    assert!(
+        v.results[0].verdict.failed,
+        "errors alone flagged: the detector reads the rest"
+    );
+    assert_eq!(v.results[1].verdict, Verdict::explicit(true));
 
     let flagging = body(messages(
         json!({"type": "tool_result", "tool_use_id": "t2", "is_error": false, "content": "ok"}),

@@ -5,15 +5,18 @@
 //! success. An absent `is_error` is decided **per conversation** (one
 //! request body, which carries the whole history):
 //!
-//! - if any result in the conversation carries `is_error` (either value),
-//!   the client uses the flag — Claude Code sets `is_error: true` on every
-//!   failure and `is_error: false` on many successes (Bash), from its first
-//!   turns — so an unflagged result is a success (`Basis::None`) and the
-//!   content detector is *not* run (it would only add false positives on
-//!   the main client, and cost more than the parse itself);
-//! - if no result carries it, the client may never set it (a custom app on
-//!   the Anthropic API), so unflagged results go to the content detector
-//!   like a flagless dialect's (`client` or `heuristic` basis).
+//! - if any result in the conversation carries `is_error: false`, the
+//!   client flags its successes too — Claude Code sets `is_error: true` on
+//!   every failure and `is_error: false` on many successes (Bash), from its
+//!   first turns — so an unflagged result is a success (`Basis::None`) and
+//!   the content detector is *not* run (it would only add false positives
+//!   on the main client, and cost more than the parse itself), except for
+//!   the harness's refusals;
+//! - else the client flags nothing, or its errors alone: the Vercel AI SDK
+//!   (and OpenCode on it) sets `is_error: true` on a tool that threw, but a
+//!   tool that returns its failure as text (the output of a shell command
+//!   that failed) goes unflagged. Unflagged results go to the content
+//!   detector like a flagless dialect's (`client` or `heuristic` basis).
 //!
 //! MCP-style `isError` carried inside the content is honoured first
 //! (explicit).
@@ -193,13 +196,13 @@ impl<'a> Builder<'a> {
             self.assistant_before_last,
             view.message_count,
         );
-        // Does this conversation's client set `is_error` at all (see the
+        // Does this conversation's client flag its successes (see the
         // module docs)?
-        let uses_flag = view.results.iter().any(|r| {
+        let flags_successes = view.results.iter().any(|r| {
             matches!(
                 r.raw,
                 RawResult::Anthropic {
-                    is_error: Some(_),
+                    is_error: Some(false),
                     ..
                 }
             )
@@ -207,10 +210,11 @@ impl<'a> Builder<'a> {
         for r in &mut view.results {
             r.new = last_assistant.is_none_or(|a| r.message_index > a);
             if let RawResult::Anthropic {
-                client_uses_flag, ..
+                client_flags_successes,
+                ..
             } = &mut r.raw
             {
-                *client_uses_flag = uses_flag;
+                *client_flags_successes = flags_successes;
             }
         }
         let mut hash = Fnv64::default();
@@ -465,7 +469,7 @@ fn result_view<'a>(
             content: block.content.map(|r| r.0),
             is_error: block.is_error,
             server: classify(&block.kind) == BlockClass::ServerResult,
-            client_uses_flag: true,
+            client_flags_successes: true,
         },
     }
 }
@@ -476,7 +480,7 @@ pub(crate) fn read_result<'a>(
     content: Option<&'a str>,
     is_error: Option<bool>,
     server: bool,
-    client_uses_flag: bool,
+    client_flags_successes: bool,
     judge: crate::text::Judge<'_>,
 ) -> Result<(Cow<'a, str>, Verdict), WireError> {
     let content = FlatContent::parse(content)?;
@@ -488,7 +492,7 @@ pub(crate) fn read_result<'a>(
         } else {
             match mcp_is_error(&content.text) {
                 Some(flag) => Verdict::explicit(flag),
-                None if client_uses_flag => Verdict::NONE,
+                None if client_flags_successes => Verdict::NONE,
                 None => judge(&content.text),
             }
         };

@@ -3,9 +3,10 @@
 //! Verdicts: `toolResult.status` is Bedrock's failure flag. `"error"` is an
 //! explicit failure, `"success"` an explicit success. An absent status is
 //! decided per conversation, as Anthropic's `is_error`: when some result of
-//! the body carries a status the client uses the flag and an unflagged
-//! result is a success; when none does, unflagged results go to the
-//! content detector (after an MCP `isError` inside the content).
+//! the body is flagged `"success"` the client flags its successes too
+//! (LangChain, Pydantic AI) and an unflagged result is a success; when none
+//! is, unflagged results go to the content detector (after an MCP `isError`
+//! inside the content), also when the client flags its errors alone.
 //!
 //! A result's content is a list of blocks: `text` blocks are its text,
 //! `json` blocks their JSON text, others (images, documents) are skipped;
@@ -91,18 +92,18 @@ fn read(body: &[u8], check: Option<ModelFamily>) -> crate::Pass<'_> {
                     raw: RawResult::Converse {
                         content: r.content.map(RawValue::get),
                         failed: status,
-                        client_uses_flag: true,
+                        client_flags_successes: true,
                     },
                 });
             }
         }
         first_user &= !hash_text;
     }
-    let uses_flag = view.results.iter().any(|r| {
+    let flags_successes = view.results.iter().any(|r| {
         matches!(
             r.raw,
             RawResult::Converse {
-                failed: Some(_),
+                failed: Some(false),
                 ..
             }
         )
@@ -112,10 +113,11 @@ fn read(body: &[u8], check: Option<ModelFamily>) -> crate::Pass<'_> {
     for r in &mut view.results {
         r.new = last_assistant.is_none_or(|a| r.message_index > a);
         if let RawResult::Converse {
-            client_uses_flag, ..
+            client_flags_successes,
+            ..
         } = &mut r.raw
         {
-            *client_uses_flag = uses_flag;
+            *client_flags_successes = flags_successes;
         }
     }
     view.first_turn_hash = Some(hash.finish());
@@ -138,7 +140,7 @@ struct Part<'a> {
 pub(crate) fn read_result<'a>(
     content: Option<&'a str>,
     failed: Option<bool>,
-    client_uses_flag: bool,
+    client_flags_successes: bool,
     judge: Judge<'_>,
 ) -> Result<(Cow<'a, str>, Verdict), WireError> {
     let parts: Vec<Part<'a>> = match content {
@@ -158,7 +160,7 @@ pub(crate) fn read_result<'a>(
         Some(flag) => Verdict::explicit(flag),
         None => match mcp_is_error(&text) {
             Some(flag) => Verdict::explicit(flag),
-            None if client_uses_flag => Verdict::NONE,
+            None if client_flags_successes => Verdict::NONE,
             None => judge(&text),
         },
     };

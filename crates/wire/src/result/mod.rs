@@ -76,7 +76,7 @@ impl<'a> ResultView<'a> {
         program: Option<crate::detect::Program>,
     ) -> Result<ResultContent<'a>, WireError> {
         let mut read = self.read_with(&|text| detector.verdict_for_program(text, program))?;
-        if self.raw.unflagged_where_client_flags() && read.verdict == Verdict::NONE {
+        if self.raw.unflagged_where_client_flags_successes() && read.verdict == Verdict::NONE {
             read.verdict = detector.refusal_verdict(&read.text);
         }
         Ok(read)
@@ -112,8 +112,8 @@ impl<'a> ResultView<'a> {
                 content,
                 is_error,
                 server,
-                client_uses_flag,
-            } => anthropic::read_result(content, is_error, server, client_uses_flag, judge)?,
+                client_flags_successes,
+            } => anthropic::read_result(content, is_error, server, client_flags_successes, judge)?,
             RawResult::Chat { content } => openai_chat::read_result(content, judge)?,
             RawResult::Responses {
                 output,
@@ -123,8 +123,8 @@ impl<'a> ResultView<'a> {
             RawResult::Converse {
                 content,
                 failed,
-                client_uses_flag,
-            } => bedrock_converse::read_result(content, failed, client_uses_flag, judge)?,
+                client_flags_successes,
+            } => bedrock_converse::read_result(content, failed, client_flags_successes, judge)?,
         };
         Ok(ResultContent { text, verdict })
     }

@@ -33,7 +33,9 @@ fn converse(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, Strin
         .flat_map(|m| array(&m["content"]))
         .filter_map(|b| b.get("toolResult"))
         .collect();
-    let uses_flag = results.iter().any(|r| r["status"].is_string());
+    let flags_successes = results
+        .iter()
+        .any(|r| r["status"].as_str().is_some_and(|s| s != "error"));
     results
         .into_iter()
         .map(|r| {
@@ -50,7 +52,7 @@ fn converse(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, Strin
                 Some(s) => Verdict::explicit(s == "error"),
                 None => match mcp(&text) {
                     Some(flag) => Verdict::explicit(flag),
-                    None if uses_flag => Verdict::NONE,
+                    None if flags_successes => Verdict::NONE,
                     None => judge(&text),
                 },
             };
@@ -65,11 +67,11 @@ fn anthropic(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, Stri
         let kind = b["type"].as_str().unwrap_or("");
         kind.ends_with("tool_result")
     };
-    // Does the conversation's client set `is_error` at all?
-    let uses_flag = array(&body["messages"])
+    // Does the conversation's client flag its successes?
+    let flags_successes = array(&body["messages"])
         .iter()
         .flat_map(|m| array(&m["content"]))
-        .any(|b| is_result(b) && b["is_error"].is_boolean());
+        .any(|b| is_result(b) && b["is_error"] == false);
     for m in array(&body["messages"]) {
         for b in array(&m["content"]) {
             let kind = b["type"].as_str().unwrap_or("");
@@ -92,7 +94,7 @@ fn anthropic(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, Stri
             } else {
                 match mcp(&text) {
                     Some(flag) => Verdict::explicit(flag),
-                    None if uses_flag => Verdict::NONE,
+                    None if flags_successes => Verdict::NONE,
                     None => judge(&text),
                 }
             };

@@ -442,49 +442,71 @@ fn raw_content_is_the_json_as_sent() {
     assert_eq!(view.results[1].content().unwrap(), "");
 }
 
-/// A client that flags its tools' errors but not a call the app denied
-/// (the Vercel AI SDK: `is_error` / `status: "error"` for `error-text`,
-/// nothing for `execution-denied`): the denial is still a failure; its
-/// other unflagged results stay successes whatever their text.
+/// A client that flags its successes (Claude Code; LangChain's and Pydantic
+/// AI's `status`) but not a call the harness denied: the denial is still a
+/// failure; its other unflagged results stay successes whatever their text.
+/// A client that flags its errors alone (the Vercel AI SDK: `is_error` /
+/// `status: "error"` for `error-text`, nothing for `execution-denied` or a
+/// tool that returns its failure as text) has the rest read by the detector.
 #[test]
 fn a_refusal_left_unflagged_by_a_flagging_client_is_a_failure() {
-    let anthropic = br#"{"model":"m","max_tokens":8,"messages":[
-        {"role":"user","content":"go"},
-        {"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":{}},
-            {"type":"tool_use","id":"b","name":"f","input":{}},
-            {"type":"tool_use","id":"c","name":"f","input":{}}]},
-        {"role":"user","content":[
-            {"type":"tool_result","tool_use_id":"a","content":"boom","is_error":true},
-            {"type":"tool_result","tool_use_id":"b","content":"Tool call execution denied."},
-            {"type":"tool_result","tool_use_id":"c","content":"Error: printed by a command that succeeded"}]}]}"#;
-    let converse = br#"{"messages":[
-        {"role":"user","content":[{"text":"go"}]},
-        {"role":"assistant","content":[{"toolUse":{"toolUseId":"a","name":"f","input":{}}},
-            {"toolUse":{"toolUseId":"b","name":"f","input":{}}},
-            {"toolUse":{"toolUseId":"c","name":"f","input":{}}}]},
-        {"role":"user","content":[
-            {"toolResult":{"toolUseId":"a","content":[{"text":"boom"}],"status":"error"}},
-            {"toolResult":{"toolUseId":"b","content":[{"text":"Tool call execution denied."}]}},
-            {"toolResult":{"toolUseId":"c","content":[{"text":"Error: printed by a command that succeeded"}]}}]}]}"#;
+    // `d` is "ok", flagged a success or not.
+    let anthropic = |d: &str| {
+        format!(
+            r#"{{"model":"m","max_tokens":8,"messages":[
+        {{"role":"user","content":"go"}},
+        {{"role":"assistant","content":[{{"type":"tool_use","id":"a","name":"f","input":{{}}}},
+            {{"type":"tool_use","id":"b","name":"f","input":{{}}}},
+            {{"type":"tool_use","id":"c","name":"f","input":{{}}}},
+            {{"type":"tool_use","id":"d","name":"f","input":{{}}}}]}},
+        {{"role":"user","content":[
+            {{"type":"tool_result","tool_use_id":"a","content":"boom","is_error":true}},
+            {{"type":"tool_result","tool_use_id":"b","content":"Tool call execution denied."}},
+            {{"type":"tool_result","tool_use_id":"c","content":"Error: printed by a command that succeeded"}},
+            {{"type":"tool_result","tool_use_id":"d","content":"ok"{d}}}]}}]}}"#
+        )
+    };
+    let converse = |d: &str| {
+        format!(
+            r#"{{"messages":[
+        {{"role":"user","content":[{{"text":"go"}}]}},
+        {{"role":"assistant","content":[{{"toolUse":{{"toolUseId":"a","name":"f","input":{{}}}}}},
+            {{"toolUse":{{"toolUseId":"b","name":"f","input":{{}}}}}},
+            {{"toolUse":{{"toolUseId":"c","name":"f","input":{{}}}}}},
+            {{"toolUse":{{"toolUseId":"d","name":"f","input":{{}}}}}}]}},
+        {{"role":"user","content":[
+            {{"toolResult":{{"toolUseId":"a","content":[{{"text":"boom"}}],"status":"error"}}}},
+            {{"toolResult":{{"toolUseId":"b","content":[{{"text":"Tool call execution denied."}}]}}}},
+            {{"toolResult":{{"toolUseId":"c","content":[{{"text":"Error: printed by a command that succeeded"}}]}}}},
+            {{"toolResult":{{"toolUseId":"d","content":[{{"text":"ok"}}]{d}}}}}]}}]}}"#
+        )
+    };
     let detector = Detector::default();
-    for (dialect, body) in [
-        (Dialect::Anthropic, &anthropic[..]),
-        (Dialect::BedrockConverse, &converse[..]),
+    for (flags_successes, d_anthropic, d_converse) in [
+        (true, r#","is_error":false"#, r#","status":"success""#),
+        (false, "", ""),
     ] {
-        let view = request_view(dialect, body).unwrap_or_else(|e| panic!("{dialect}: {e}"));
-        let verdicts: Vec<Verdict> = view
-            .results
-            .iter()
-            .map(|r| r.read(&detector).unwrap().verdict)
-            .collect();
-        assert_eq!(
-            verdicts,
-            [
-                Verdict::explicit(true),
-                Verdict::heuristic_failure(),
-                Verdict::NONE
-            ],
-            "{dialect}"
-        );
+        for (dialect, body) in [
+            (Dialect::Anthropic, anthropic(d_anthropic)),
+            (Dialect::BedrockConverse, converse(d_converse)),
+        ] {
+            let view =
+                request_view(dialect, body.as_bytes()).unwrap_or_else(|e| panic!("{dialect}: {e}"));
+            let verdicts: Vec<Verdict> = view
+                .results
+                .iter()
+                .map(|r| r.read(&detector).unwrap().verdict)
+                .collect();
+            let (c, d) = if flags_successes {
+                (Verdict::NONE, Verdict::explicit(false))
+            } else {
+                (Verdict::heuristic_failure(), Verdict::NONE)
+            };
+            assert_eq!(
+                verdicts,
+                [Verdict::explicit(true), Verdict::heuristic_failure(), c, d],
+                "{dialect}, successes flagged: {flags_successes}"
+            );
+        }
     }
 }
