@@ -11,6 +11,7 @@
 //! | Gemini CLI `run_shell_command` (before 0.27) | footer | `Error: (none)`, `Exit Code: N`, `Signal: (none)`, `Background PIDs: …`, `Process Group PGID: N` |
 //! | Gemini CLI `run_shell_command` (since 0.27) | footer | `Error: …`, `Exit Code: N` and `Signal: …` only when they apply, then `Background PIDs: …`, `Process Group PGID: N` |
 //! | OpenHands and others | last line | `[The command completed with exit code 1.]` |
+//! | OpenCode `bash` | trailer | `<shell_metadata>` … `</shell_metadata>` after the output, with `shell tool terminated command after exceeding timeout N ms. …` (`bash tool …` before 1.x) or `User aborted the command`; the exit status goes to its UI only, so a command that ends by itself has no status here |
 //! | Cline `execute_command` | first line | `Command executed successfully (exit code 0).`, `Command failed with exit code N.`, `Command terminated by signal SIGKILL.`, then `Output:` (`src/integrations/terminal/CommandOrchestrator.ts`; `Command executed.` when the terminal gave no status) |
 //!
 //! Exit codes of any size or sign count: Windows status codes such as
@@ -78,6 +79,25 @@ pub(super) fn trailer(prefix: &Regex, last: &[u8]) -> Option<Status> {
         0 => None,
         _ => Some(Status::Failed),
     }
+}
+
+/// OpenCode's `<shell_metadata>` trailer at the end of `tail`: a failure
+/// when it says the harness ended the command (its timeout, or the user's
+/// abort). `None` without one, or with only notes it does not know.
+pub(super) fn opencode_metadata(tail: &[u8]) -> Option<Status> {
+    const OPEN: &[u8] = b"<shell_metadata>\n";
+    const CLOSE: &[u8] = b"</shell_metadata>";
+    const ENDED: &[&[u8]] = &[
+        b"shell tool terminated command after exceeding timeout",
+        b"bash tool terminated command after exceeding timeout",
+        b"User aborted the command",
+    ];
+    let body = super::rules::trim_end(tail).strip_suffix(CLOSE)?;
+    let start = memchr::memmem::rfind(body, OPEN)? + OPEN.len();
+    body[start..]
+        .split(|b| *b == b'\n')
+        .any(|line| ENDED.iter().any(|e| line.starts_with(e)))
+        .then_some(Status::Failed)
 }
 
 fn status(code: i64) -> Status {

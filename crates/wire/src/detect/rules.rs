@@ -344,6 +344,13 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             // mode; `failed\t3`, tab-separated output): a looked-up value
             r"|did\s+not\s+succeed|timed\s+out)\b(?:$|[^|\t])",
             r"|invalid(?:\s+[\w-]+){0,3}\s*:",
+            // a harness's answer to arguments that fail the tool's schema
+            // (OpenCode's `The read tool was called with invalid arguments:
+            // SchemaError(…)`)
+            r"|(?:[\w'`-]+\s+){1,3}(?:was|were)\s+called\s+with\s+invalid\s+(?:arguments|parameters|params|input)\b",
+            // Python's `json` decoding error as a whole line (`python3 -m
+            // json.tool` on a file that is not JSON)
+            r"|expecting\s+(?:value|property\s+name\s+enclosed\s+in\s+double\s+quotes|'[,:]'\s+delimiter):\s+line\s+\d+\s+column\s+\d+\s+\(char\s+\d+\)$",
             r"|(?:cancell?ed|aborted|interrupted|denied|rejected|timed\s+out)\s*:",
             r"|unknown\s+(?:tool|command|function|action)\b|unknown\s+[\w-]+\s*:",
             // The Codex CLI's answer to a call it cannot run.
@@ -450,7 +457,10 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
                 let tail = &content[content.len().saturating_sub(TAIL_BYTES)..];
                 client::gemini_footer(tail)
             })
-            .or_else(|| client::trailer(&p.exit_status, last_line(content, TAIL_BYTES)));
+            .or_else(|| client::trailer(&p.exit_status, last_line(content, TAIL_BYTES)))
+            .or_else(|| {
+                client::opencode_metadata(&content[content.len().saturating_sub(TAIL_BYTES)..])
+            });
         match status {
             Some(client::Status::Succeeded) => return Finding::ClientSuccess,
             Some(client::Status::Failed) => return fail(NAMES[EXIT_STATUS]),

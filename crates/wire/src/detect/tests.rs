@@ -328,6 +328,11 @@ fn failure_statement() {
             // twine 7 check of a wheel whose description has markup errors (1)
             "Checking dist/probe-1.0-py3-none-any.whl: FAILED\nERROR    `long_description` has syntax errors in markup and would not be        \n         rendered on PyPI.                                                      \n         line 4: Error: Unknown directive type \"nothere-directive\".             \n",
             "Checking dist/probe-1.0.tar.gz: FAILED due to warnings\nWARNING  `long_description` missing.\n",
+            // OpenCode's answer to arguments that fail the tool's schema
+            "The read tool was called with invalid arguments: SchemaError(Expected string, got 42\n  at [\"filePath\"]).\nPlease rewrite the input so it satisfies the expected schema.",
+            // `python3 -m json.tool` on a file that is not JSON
+            "Expecting value: line 1 column 1 (char 0)\n",
+            "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
         ],
         &[
             "12 failed, 3 passed",
@@ -344,6 +349,8 @@ fn failure_statement() {
             "Checking dist/probe-1.0-py3-none-any.whl: PASSED with warnings\nWARNING  `long_description_content_type` missing. defaulting to `text/x-rst`.   \nWARNING  `long_description` missing.                                            \n",
             "Checking dist/probe-1.0-py3-none-any.whl: PASSED\n",
             "Checking links: failed ones are listed in links.txt (0)\n",
+            "Returns 400 when the endpoint was called with invalid arguments.",
+            "Expecting value: line 1 column 1 (char 0) means the body was empty.",
         ],
     );
 }

@@ -377,3 +377,39 @@ fn tool_errors_in_the_clients_own_words() {
         assert_eq!(d.explain(text), None, "should not fire: {text:?}");
     }
 }
+
+/// OpenCode's `bash` (1.18): the output as it is, and a
+/// `<shell_metadata>` trailer when the harness ended the command.
+#[test]
+fn opencode_shell_metadata() {
+    let note = |output: &str, lines: &[&str]| {
+        format!(
+            "{output}\n\n<shell_metadata>\n{}\n</shell_metadata>",
+            lines.join("\n")
+        )
+    };
+    let timeout = "shell tool terminated command after exceeding timeout 120000 ms. If this command is expected to take longer and is not waiting for interactive input, retry with a larger timeout value in milliseconds.";
+    verdicts(&[
+        (&note("(no output)", &[timeout]), CLIENT_FAILURE),
+        (&note("partial output\n", &[timeout]), CLIENT_FAILURE),
+        (
+            &note("line\n", &["User aborted the command"]),
+            CLIENT_FAILURE,
+        ),
+        (
+            &note(
+                "x",
+                &["bash tool terminated command after exceeding timeout 60000 ms"],
+            ),
+            CLIENT_FAILURE,
+        ),
+        // a note it does not know, and the plain output, say nothing
+        (&note("all good", &["something else"]), Verdict::NONE),
+        ("(no output)", Verdict::NONE),
+        // not the trailer: quoted inside the output
+        (
+            &format!("<shell_metadata>\n{timeout}\n</shell_metadata>\nmore output"),
+            Verdict::NONE,
+        ),
+    ]);
+}
