@@ -347,6 +347,71 @@ def codex(tools, ws, key, version, toolwarden):
                   scripts={"codex-main": steps}, conversations=1, setup=setup)
 
 
+# === OpenCode ===
+
+OPENCODE_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-5.5", "google": "gemini-2.5-pro"}
+# Nothing fetched from the network: no update, no models.dev catalog (the
+# one built in names these models), no language servers.
+OPENCODE_ENV = {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
+                "OPENCODE_DISABLE_LSP_DOWNLOAD": "1"}
+
+
+def opencode_settings(home, gateway):
+    """OpenCode's config: each provider's base URL at the gateway, as its
+    documentation sets a proxy (`provider.<id>.options.baseURL`)."""
+    d = os.path.join(home, ".config", "opencode")
+    os.makedirs(d, exist_ok=True)
+    base = {"anthropic": f"{gateway}/v1", "openai": f"{gateway}/v1", "google": f"{gateway}/v1beta"}
+    with open(os.path.join(d, "opencode.json"), "w") as f:
+        json.dump({"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+                   "provider": {p: {"options": {"baseURL": base[p]}} for p in OPENCODE_MODELS}}, f)
+
+
+def opencode(tools, ws, key, version):
+    bin_ = os.path.join(tools, "node_modules", ".bin", "opencode")
+
+    def steps(provider):
+        # On OpenAI's GPT models OpenCode edits with `apply_patch` (a
+        # function tool whose `patchText` is the patch) instead of `edit`.
+        edit = (Step("apply_patch", {"patchText": "*** Begin Patch\n*** Update File: present.txt\n@@\n-absent text\n+x\n"
+                                                  "*** End Patch"}, True, r"failed to find|expected lines|verification failed")
+                if provider == "openai" else
+                Step("edit", {"filePath": f"{ws}/present.txt", "oldString": "absent text", "newString": "x"}, True,
+                     r"could not find oldString"))
+        # OpenCode answers a call of a tool it lacks by renaming the call, in
+        # the history it sends back, to its own `invalid` tool. Gemini's
+        # calls here have no ids (the AI SDK sends none back), so a call is
+        # known by its name and that call and its answer are another call
+        # (README, "Gemini calls without ids"): no unknown tool on Gemini.
+        unknown = [UNKNOWN] if provider != "google" else []
+        return [
+            Step("read", {"filePath": f"{ws}/missing.txt"}, True, r"file not found"),
+            Step("bash", {"command": "ls missing-dir", "description": "list"}, True, r"no such file"),
+            Step("bash", {"command": "echo e2e-ok", "description": "echo"}, False, r"e2e-ok"),
+            # ended by OpenCode's timeout: its `<shell_metadata>` trailer says so
+            Step("bash", {"command": "sleep 5", "description": "wait", "timeout": 500}, True,
+                 r"terminated command after exceeding timeout"),
+            edit,
+            *unknown,
+            Step("read", {"filePath": 42}, True, r"called with invalid arguments"),
+        ]
+
+    env = {"ANTHROPIC_API_KEY": key, "OPENAI_API_KEY": key, "GOOGLE_GENERATIVE_AI_API_KEY": key, **OPENCODE_ENV}
+    def run(provider, script, prompt, *more):
+        return Run(script, [bin_, "run", "--pure", "--model", f"{provider}/{OPENCODE_MODELS[provider]}", *more,
+                            f"{prompt} [[e2e:{script}]]"], env)
+
+    # The mock gives Gemini calls ids (`-ids`); the AI SDK does not send
+    # them back.
+    runs = [run(p, f"opencode-{p}-ids", "Run the checks.") for p in OPENCODE_MODELS]
+    scripts = {r.script: steps(p) for r, p in zip(runs, OPENCODE_MODELS)}
+    # `-c` continues the last session: the Anthropic one, run just before.
+    runs.insert(1, run("anthropic", "opencode-cont", "One more.", "-c"))
+    scripts["opencode-cont"] = [Step("bash", {"command": "echo again", "description": "echo"}, False, r"again")]
+    return Client("OpenCode", version, runs=runs, scripts=scripts,
+                  conversations=len(OPENCODE_MODELS), setup=opencode_settings)
+
+
 # === the SDKs, with tools defined in e2e/agents/ ===
 
 def sdk_steps(thrown=None):
