@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Labelled tool results from real agent programs (the Gemini CLI, the Codex
-CLI; and the Python frameworks Pydantic AI, LangChain, google-genai and
+CLI, OpenCode; and the Python frameworks Pydantic AI, LangChain, google-genai and
 Google ADK, `--only pydantic-ai,langchain,genai,adk --python PY`) running
 real commands, in the corpus format of shared/corpus/tool_results.jsonl.
 
@@ -279,6 +279,44 @@ def codex_client(tools, ws, codes, version):
                     setup=C.codex_config)
 
 
+def opencode_steps(ws, codes):
+    """OpenCode's `bash` answers with the command's output alone (its exit
+    status goes to its UI, not to the model); its other tools word their
+    own failures. No `glob` or `grep`: they run ripgrep, which OpenCode
+    downloads when the machine has none."""
+    shell = [Step("bash", {"command": cmd, "description": "run"}, code != 0, r".", cmd)
+             for cmd, code in zip(COMMANDS, codes)]
+    return shell + [
+        Step("read", {"filePath": f"{ws}/present.txt"}, False, r"hello e2e"),
+        Step("read", {"filePath": f"{ws}/app.log"}, False, r"connection refused"),
+        Step("read", {"filePath": f"{ws}/missing.txt"}, True, r"file not found"),
+        Step("read", {"filePath": f"{ws}/src"}, False, r"main\.py"),
+        Step("write", {"filePath": f"{ws}/out.txt", "content": "error: none\n"}, False, r"success|wrote"),
+        Step("edit", {"filePath": f"{ws}/notes.md", "oldString": "Known issues", "newString": "Open issues"}, False,
+             r"success|applied|edit"),
+        Step("edit", {"filePath": f"{ws}/present.txt", "oldString": "absent text", "newString": "x"}, True,
+             r"could not find"),
+        C.UNKNOWN,
+        Step("read", {"filePath": 42}, True, r"called with invalid arguments"),
+    ]
+
+
+def opencode_client(tools, ws, codes, version):
+    """On Anthropic's API (`edit` and `write`; on GPT models OpenCode edits
+    with `apply_patch`), each row's text as OpenCode sent it. `--auto`: a
+    command naming a path outside the workspace (`cd /nonexistent-dir`)
+    asks a permission, which `run` would refuse, ending the run."""
+    bin_ = os.path.join(tools, "node_modules", ".bin", "opencode")
+    name = "live-opencode"
+    run = C.Run(name, [bin_, "run", "--pure", "--auto", "--model", f"anthropic/{C.OPENCODE_MODELS['anthropic']}",
+                       f"Run the checks. [[e2e:{name}]]"],
+                {"ANTHROPIC_API_KEY": R.KEY, **C.OPENCODE_ENV})
+    client = C.Client("opencode", version, runs=[run], scripts={name: opencode_steps(ws, codes)},
+                      conversations=1, setup=C.opencode_settings)
+    client.apis = {name: "anthropic"}
+    return client
+
+
 # The Python frameworks (e2e/agents/*_agent.py): each one's tool loop on a
 # model whose results carry no error flag, so the detector decides; their
 # tools raise on a failure and the framework words it.
@@ -408,11 +446,11 @@ def collect(args, build, out, problems):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tools", help="the npm prefix the Gemini and Codex CLIs are installed in")
+    ap.add_argument("--tools", help="the npm prefix the Gemini and Codex CLIs and OpenCode are installed in")
     ap.add_argument("--toolwarden", default=os.path.join(ROOT, "target", "debug", "toolwarden"))
     ap.add_argument("--mock", default=os.path.join(ROOT, "target", "debug", "mock-provider"))
     ap.add_argument("--only", default="gemini,codex",
-                    help="gemini,codex (--tools); pydantic-ai,langchain,genai,adk (--python)")
+                    help="gemini,codex,opencode (--tools); pydantic-ai,langchain,genai,adk (--python)")
     ap.add_argument("--python", help="a python with the Python frameworks (.ci/agents_e2e.sh's py-frameworks venv)")
     args = ap.parse_args()
     if any(n in FRAMEWORKS for n in args.only.split(",")):
@@ -423,13 +461,14 @@ def main():
         fw_versions = {"pydantic-ai": have["pydantic-ai-slim"], "langchain": have["langchain"],
                        "genai": have["google-genai"], "adk": have["google-adk"]}
     versions = {}
-    for name in ("gemini-cli", "codex") if {"gemini", "codex"} & set(args.only.split(",")) else ():
-        with open(os.path.join(args.tools, "node_modules", "@google" if name == "gemini-cli" else "@openai",
-                               name, "package.json")) as f:
+    packages = {"gemini": "@google/gemini-cli", "codex": "@openai/codex", "opencode": "opencode-ai"}
+    for name in set(packages) & set(args.only.split(",")):
+        with open(os.path.join(args.tools, "node_modules", packages[name], "package.json")) as f:
             versions[name] = json.load(f)["version"]
     builders = {
-        "gemini": lambda ws, codes: gemini_client(args.tools, ws, codes, versions["gemini-cli"]),
+        "gemini": lambda ws, codes: gemini_client(args.tools, ws, codes, versions["gemini"]),
         "codex": lambda ws, codes: codex_client(args.tools, ws, codes, versions["codex"]),
+        "opencode": lambda ws, codes: opencode_client(args.tools, ws, codes, versions["opencode"]),
     }
     for fw in FRAMEWORKS:
         builders[fw] = lambda ws, codes, fw=fw: framework_client(fw, args.python, ws, codes, fw_versions[fw])
