@@ -58,6 +58,7 @@ mod id_set;
 mod item_limit;
 pub mod openai_chat;
 pub mod openai_responses;
+mod opening;
 mod pairing;
 mod prefill;
 mod raw_result;

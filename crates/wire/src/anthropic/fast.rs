@@ -14,8 +14,8 @@ use super::{
     view::Builder,
 };
 use crate::{
+    opening::OpeningHash,
     scan::{Bail, Fast, Scanner},
-    text::Fnv64,
 };
 
 /// Read `text` (UTF-8) into `b`; [`Bail`] leaves `b` half-built, to be
@@ -146,13 +146,13 @@ fn content<'a>(
     s: &mut Scanner<'a>,
     b: &mut Builder<'a>,
     i: usize,
-    mut text: Option<&mut Fnv64>,
+    mut text: Option<&mut OpeningHash>,
 ) -> Fast<()> {
     match s.peek()? {
         b'"' => {
             let t = s.string()?;
             if let Some(h) = text {
-                h.field(t.as_bytes());
+                h.part(&t);
             }
             b.string_content(&t);
             Ok(())
@@ -160,7 +160,7 @@ fn content<'a>(
         b'[' => s.array(|s| {
             let block = block(s)?;
             if let (Some(h), Some(t)) = (text.as_deref_mut(), &block.text) {
-                h.field(t.as_bytes());
+                h.part(t);
             }
             b.block(block, i);
             Ok(())

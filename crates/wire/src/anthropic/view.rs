@@ -53,6 +53,7 @@ use super::{
 };
 use crate::{
     CallView, RequestView, ResultView, WireError, WireErrorKind,
+    opening::OpeningHash,
     raw_result::RawResult,
     scan::{Bail, Fast},
     splice::{Str, utf8},
@@ -151,13 +152,13 @@ impl<'a> Builder<'a> {
 
     /// A hasher for a message's text while the first user message is not
     /// known (text is hashed only until then).
-    pub fn text_hasher(&self) -> Option<Fnv64> {
-        self.first_user_hash.is_none().then(Fnv64::default)
+    pub fn text_hasher(&self) -> Option<OpeningHash> {
+        self.first_user_hash.is_none().then(OpeningHash::default)
     }
 
     /// The message at index `i` has been read: its role, and its text's
     /// hash from [`Builder::text_hasher`].
-    pub fn message(&mut self, role: Cow<'a, str>, i: usize, text: Option<Fnv64>) {
+    pub fn message(&mut self, role: Cow<'a, str>, i: usize, text: Option<OpeningHash>) {
         let assistant = role == "assistant";
         let user = role == "user";
         if let Some(shapes) = &mut self.shapes {
@@ -171,7 +172,7 @@ impl<'a> Builder<'a> {
             self.assistant_before_last = self.last_assistant;
             self.last_assistant = Some(i);
         } else if user && self.first_user_hash.is_none() {
-            self.first_user_hash = text.map(Fnv64::finish);
+            self.first_user_hash = text.map(OpeningHash::finish);
         }
     }
 
@@ -417,7 +418,7 @@ impl<'de: 'a, 'a> Visitor<'de> for MessageSeed<'_, 'a> {
 struct ContentSeed<'b, 'a, 'h> {
     b: &'b mut Builder<'a>,
     i: usize,
-    text: Option<&'h mut Fnv64>,
+    text: Option<&'h mut OpeningHash>,
 }
 
 impl<'de: 'a, 'a> DeserializeSeed<'de> for ContentSeed<'_, 'a, '_> {
@@ -434,7 +435,7 @@ impl<'de: 'a, 'a> Visitor<'de> for ContentSeed<'_, 'a, '_> {
     }
     fn visit_str<E>(self, v: &str) -> Result<(), E> {
         if let Some(h) = self.text {
-            h.field(v.as_bytes());
+            h.part(v);
         }
         self.b.string_content(v);
         Ok(())
@@ -443,7 +444,7 @@ impl<'de: 'a, 'a> Visitor<'de> for ContentSeed<'_, 'a, '_> {
         let ContentSeed { b, i, mut text } = self;
         while let Some(block) = seq.next_element::<Block<'de>>()? {
             if let (Some(h), Some(t)) = (text.as_deref_mut(), &block.text) {
-                h.field(t.as_bytes());
+                h.part(t);
             }
             b.block(block, i);
         }

@@ -25,6 +25,7 @@ use super::{
 };
 use crate::{
     CallView, ModelFamily, RequestView, ResultView, WireError,
+    opening::OpeningHash,
     raw_result::RawResult,
     splice::{opt_cow, utf8},
     text::{Fnv64, Judge, mcp_is_error, push_part},
@@ -59,6 +60,7 @@ fn read(body: &[u8], check: Option<ModelFamily>) -> crate::Pass<'_> {
         }
     }
     hash.write(b"\x00system-end");
+    let mut opening = OpeningHash::after(hash);
     let mut first_user = true;
     for (i, m) in req.messages.into_iter().enumerate() {
         if m.role == "assistant" {
@@ -68,7 +70,7 @@ fn read(body: &[u8], check: Option<ModelFamily>) -> crate::Pass<'_> {
         let hash_text = first_user && m.role == "user";
         for block in m.content {
             if let (true, Some(t)) = (hash_text, &block.text) {
-                hash.field(t.as_bytes());
+                opening.part(t);
             }
             if let Some(u) = block.tool_use {
                 names.insert(u.id.clone(), view.calls.len());
@@ -120,7 +122,7 @@ fn read(body: &[u8], check: Option<ModelFamily>) -> crate::Pass<'_> {
             *client_flags_successes = flags_successes;
         }
     }
-    view.first_turn_hash = Some(hash.finish());
+    view.first_turn_hash = Some(opening.finish());
     Ok((
         view,
         shapes.as_deref().zip(check).map(|(s, m)| defects(s, m)),

@@ -348,6 +348,9 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             // (OpenCode's `The read tool was called with invalid arguments:
             // SchemaError(…)`)
             r"|(?:[\w'`-]+\s+){1,3}(?:was|were)\s+called\s+with\s+invalid\s+(?:arguments|parameters|params|input)\b",
+            // a path argument a harness refuses (the Gemini CLI's and Qwen
+            // Code's `File path must be absolute, but was relative: x.`)
+            r"|(?:[\w-]+\s+){0,2}path\s+must\s+be\s+(?:an?\s+)?absolute\b",
             // Python's `json` decoding error as a whole line (`python3 -m
             // json.tool` on a file that is not JSON)
             r"|expecting\s+(?:value|property\s+name\s+enclosed\s+in\s+double\s+quotes|'[,:]'\s+delimiter):\s+line\s+\d+\s+column\s+\d+\s+\(char\s+\d+\)$",

@@ -330,6 +330,8 @@ fn failure_statement() {
             "Checking dist/probe-1.0.tar.gz: FAILED due to warnings\nWARNING  `long_description` missing.\n",
             // OpenCode's answer to arguments that fail the tool's schema
             "The read tool was called with invalid arguments: SchemaError(Expected string, got 42\n  at [\"filePath\"]).\nPlease rewrite the input so it satisfies the expected schema.",
+            // Qwen Code's answer to a path that is not absolute
+            "File path must be absolute, but was relative: 42. You must provide an absolute path.",
             // `python3 -m json.tool` on a file that is not JSON
             "Expecting value: line 1 column 1 (char 0)\n",
             "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
@@ -351,6 +353,7 @@ fn failure_statement() {
             "Checking links: failed ones are listed in links.txt (0)\n",
             "Returns 400 when the endpoint was called with invalid arguments.",
             "Expecting value: line 1 column 1 (char 0) means the body was empty.",
+            "Use an absolute path: the path must be absolute",
         ],
     );
 }

@@ -265,6 +265,8 @@ fn harness_refusals() {
         "File has not been read yet. Read it first before writing to it.",
         "cd to '/etc' was blocked. For security, Claude Code may only change directories to child directories of the allowed working directories.",
         "This command requires approval, which was auto-denied in non-interactive mode",
+        // Qwen Code
+        "File /w/present.txt has not been read in this session. Use the read_file tool first to load the current content (a partial read with offset / limit is fine — you only need to have seen the bytes you intend to edit) before editing it.",
         // A tool the harness does not have (the Vercel AI SDK, this
         // project's runtime, generic harnesses)
         "Model tried to call unavailable tool 'no_such_tool'. Available tools: read_file, run_shell.",
@@ -283,6 +285,7 @@ fn harness_refusals() {
         "The sandbox module isolates processes",
         "The tool belt is available in the garage",
         "Registered tools: read_file, run_shell",
+        "File notes.md has not been read by anyone yet",
     ] {
         assert_eq!(d.explain(text), None, "should not fire: {text:?}");
     }

@@ -86,7 +86,7 @@ fn view_of<'a>(body: &Body<'a>, check: bool) -> crate::Pass<'a> {
     };
     if let Some(first) = body.contents.first {
         let system = body.system.map(|s| s.0.as_bytes()).unwrap_or(b"");
-        view.first_turn_hash = Some(fnv1a(&[system, first.as_bytes()]));
+        view.first_turn_hash = Some(first_turn_hash(system, first));
     }
     for (k, (content, turn)) in contents.iter().zip(&paired).enumerate() {
         for c in &turn.calls {
@@ -112,6 +112,36 @@ fn view_of<'a>(body: &Body<'a>, check: bool) -> crate::Pass<'a> {
         }
     }
     Ok((view, found))
+}
+
+/// The first-turn fingerprint: the system instruction and the first
+/// content, as their raw text; a first content whose text parts hold a
+/// harness's reminders beside other text by its role and that other text
+/// (see [`crate::opening`]).
+fn first_turn_hash(system: &[u8], first: &str) -> u64 {
+    #[derive(Deserialize)]
+    struct Opening<'a> {
+        #[serde(borrow, default)]
+        role: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        parts: Option<&'a serde_json::value::RawValue>,
+    }
+    let opening = || {
+        // Most first contents hold no reminder: one SIMD search.
+        memchr::memmem::find(first.as_bytes(), b"<system-reminder>")?;
+        let o: Opening<'_> = serde_json::from_str(first).ok()?;
+        let text = crate::opening::without_reminders(o.parts.map(|p| p.get())).ok()??;
+        Some((o.role, text))
+    };
+    match opening() {
+        Some((role, text)) => fnv1a(&[
+            system,
+            b"opening",
+            role.as_deref().unwrap_or("").as_bytes(),
+            text.as_bytes(),
+        ]),
+        None => fnv1a(&[system, first.as_bytes()]),
+    }
 }
 
 /// Read a response (see [`crate::ResultView::read`]): an `error` key

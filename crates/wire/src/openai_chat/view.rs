@@ -207,7 +207,7 @@ pub(super) fn view_of<'a>(req: Request<'a>, check: bool) -> crate::Pass<'a> {
 fn hash_message(hash: &mut Fnv64, m: &Message<'_>) -> Result<(), WireError> {
     hash.field(m.role.as_bytes());
     if let Some(c) = m.content {
-        hash.field(FlatContent::parse(Some(c.0))?.text.as_bytes());
+        hash.field(crate::opening::opening_text(Some(c.0))?.as_bytes());
     }
     Ok(())
 }

@@ -10,8 +10,8 @@ use super::{
     pairing::{OutputFate, Plan, Slot},
 };
 use crate::{
-    CallView, RequestView, ResultView, WireError, content::FlatContent, raw_result::RawResult,
-    scan::Bail, splice::Raw, text::Fnv64,
+    CallView, RequestView, ResultView, WireError, raw_result::RawResult, scan::Bail, splice::Raw,
+    text::Fnv64,
 };
 
 /// A parsed body: its items and whether part of the history is on the
@@ -138,7 +138,7 @@ fn first_turn_hash(system: &[u8], first: First<'_, '_>) -> u64 {
             .ok()
             .filter(|m| m.kind.as_deref().is_none_or(|k| k == "message"))
             .and_then(|m| {
-                let text = FlatContent::parse(m.content.map(|c| c.0)).ok()?.text;
+                let text = crate::opening::opening_text(m.content.map(|c| c.0)).ok()?;
                 Some((m.role?, text))
             });
         match message {
