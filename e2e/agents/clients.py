@@ -412,6 +412,56 @@ def opencode(tools, ws, key, version):
                   conversations=len(OPENCODE_MODELS), setup=opencode_settings)
 
 
+# === Qwen Code ===
+
+# Its auth types, each with a model; the gateway's URL comes from the
+# environment (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, `GOOGLE_GEMINI_BASE_URL`).
+QWEN_AUTH = {"openai": "qwen3-coder-plus", "openai-responses": "gpt-5.5", "anthropic": "claude-sonnet-4-5",
+             "gemini": "gemini-2.5-pro"}
+
+
+def qwen_settings(home, gateway):
+    d = os.path.join(home, ".qwen")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "settings.json"), "w") as f:
+        json.dump({"telemetry": {"enabled": False}, "privacy": {"usageStatisticsEnabled": False},
+                   "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}, f)
+
+
+def qwen(tools, ws, key, version):
+    bin_ = os.path.join(tools, "node_modules", ".bin", "qwen")
+
+    def steps():
+        return [
+            Step("read_file", {"file_path": f"{ws}/missing.txt"}, True, r"not found|does not exist|no such file"),
+            Step("run_shell_command", {"command": "ls missing-dir"}, True, r"exit code: [1-9]|no such file"),
+            Step("run_shell_command", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+            # Qwen Code refuses to edit a file it has not read in the session.
+            Step("edit", {"file_path": f"{ws}/present.txt", "old_string": "absent text", "new_string": "x"}, True,
+                 r"has not been read in this session"),
+            UNKNOWN,
+            # It reads the number as the path "42".
+            Step("read_file", {"file_path": 42}, True, r"must be absolute"),
+        ]
+
+    env = {"OPENAI_API_KEY": key, "OPENAI_BASE_URL": "{gateway}/v1", "ANTHROPIC_API_KEY": key,
+           "GEMINI_API_KEY": key}
+
+    def run(auth, script, prompt, *more):
+        return Run(script, [bin_, "--auth-type", auth, "--model", QWEN_AUTH[auth], "--yolo", *more,
+                            f"{prompt} [[e2e:{script}]]"], env)
+
+    # Each run, then `-c` (it resumes the project's latest session), which
+    # sends the first message without the date reminder it began with.
+    runs, scripts = [], {}
+    for a in QWEN_AUTH:
+        runs += [run(a, f"qwen-{a}", "Run the checks."), run(a, f"qwen-{a}-cont", "One more.", "-c")]
+        scripts[f"qwen-{a}"] = steps()
+        scripts[f"qwen-{a}-cont"] = [Step("run_shell_command", {"command": "echo again"}, False, r"again")]
+    return Client("Qwen Code", version, runs=runs, scripts=scripts, conversations=len(QWEN_AUTH),
+                  setup=qwen_settings)
+
+
 # === the SDKs, with tools defined in e2e/agents/ ===
 
 def sdk_steps(thrown=None):
