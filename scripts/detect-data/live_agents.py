@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Labelled tool results from real agent programs (the Gemini CLI, the Codex
-CLI, OpenCode; and the Python frameworks Pydantic AI, LangChain, google-genai and
+CLI, OpenCode, Qwen Code; and the Python frameworks Pydantic AI, LangChain, google-genai and
 Google ADK, `--only pydantic-ai,langchain,genai,adk --python PY`) running
 real commands, in the corpus format of shared/corpus/tool_results.jsonl.
 
@@ -317,6 +317,40 @@ def opencode_client(tools, ws, codes, version):
     return client
 
 
+def qwen_steps(ws, codes):
+    """Qwen Code (a fork of the Gemini CLI): its `run_shell_command` over the
+    live commands, then its file tools."""
+    return shell_steps("run_shell_command", "command", codes) + [
+        Step("read_file", {"file_path": f"{ws}/present.txt"}, False, r"hello e2e"),
+        Step("read_file", {"file_path": f"{ws}/app.log"}, False, r"connection refused"),
+        Step("read_file", {"file_path": f"{ws}/missing.txt"}, True, r"not found|does not exist|no such file"),
+        # In yolo mode it reads outside the workspace too.
+        Step("read_file", {"file_path": "/etc/hostname"}, False, r"\S"),
+        # Off unless the settings enable it: the harness refuses the call.
+        Step("list_directory", {"path": ws}, True, r"disabled by default"),
+        Step("glob", {"pattern": "**/*.py"}, False, r"main\.py"),
+        Step("write_file", {"file_path": f"{ws}/out.txt", "content": "error: none\n"}, False, r"success|created|wrote"),
+        Step("read_file", {"file_path": f"{ws}/notes.md"}, False, r"Known issues"),
+        Step("edit", {"file_path": f"{ws}/notes.md", "old_string": "Known issues", "new_string": "Open issues"}, False,
+             r"success|modified|updated"),
+        Step("edit", {"file_path": f"{ws}/present.txt", "old_string": "absent text", "new_string": "x"}, True,
+             r"has not been read|could not find|0 occurrences|failed to edit"),
+        C.UNKNOWN,
+        Step("read_file", {"file_path": 42}, True, r"must be absolute|must be string|invalid"),
+    ]
+
+
+def qwen_client(tools, ws, codes, version):
+    """On Chat Completions, whose results carry no error flag."""
+    bin_ = os.path.join(tools, "node_modules", ".bin", "qwen")
+    name = "live-qwen"
+    run = C.Run(name, [bin_, "--auth-type", "openai", "--model", C.QWEN_AUTH["openai"], "--yolo",
+                       f"Run the checks. [[e2e:{name}]]"],
+                {"OPENAI_API_KEY": R.KEY, "OPENAI_BASE_URL": "{gateway}/v1"})
+    return C.Client("qwen-code", version, runs=[run], scripts={name: qwen_steps(ws, codes)},
+                    conversations=1, setup=C.qwen_settings)
+
+
 # The Python frameworks (e2e/agents/*_agent.py): each one's tool loop on a
 # model whose results carry no error flag, so the detector decides; their
 # tools raise on a failure and the framework words it.
@@ -446,11 +480,11 @@ def collect(args, build, out, problems):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tools", help="the npm prefix the Gemini and Codex CLIs and OpenCode are installed in")
+    ap.add_argument("--tools", help="the npm prefix the Gemini and Codex CLIs, OpenCode and Qwen Code are installed in")
     ap.add_argument("--toolwarden", default=os.path.join(ROOT, "target", "debug", "toolwarden"))
     ap.add_argument("--mock", default=os.path.join(ROOT, "target", "debug", "mock-provider"))
     ap.add_argument("--only", default="gemini,codex",
-                    help="gemini,codex,opencode (--tools); pydantic-ai,langchain,genai,adk (--python)")
+                    help="gemini,codex,opencode,qwen (--tools); pydantic-ai,langchain,genai,adk (--python)")
     ap.add_argument("--python", help="a python with the Python frameworks (.ci/agents_e2e.sh's py-frameworks venv)")
     args = ap.parse_args()
     if any(n in FRAMEWORKS for n in args.only.split(",")):
@@ -461,7 +495,8 @@ def main():
         fw_versions = {"pydantic-ai": have["pydantic-ai-slim"], "langchain": have["langchain"],
                        "genai": have["google-genai"], "adk": have["google-adk"]}
     versions = {}
-    packages = {"gemini": "@google/gemini-cli", "codex": "@openai/codex", "opencode": "opencode-ai"}
+    packages = {"gemini": "@google/gemini-cli", "codex": "@openai/codex", "opencode": "opencode-ai",
+                "qwen": "@qwen-code/qwen-code"}
     for name in set(packages) & set(args.only.split(",")):
         with open(os.path.join(args.tools, "node_modules", packages[name], "package.json")) as f:
             versions[name] = json.load(f)["version"]
@@ -469,6 +504,7 @@ def main():
         "gemini": lambda ws, codes: gemini_client(args.tools, ws, codes, versions["gemini"]),
         "codex": lambda ws, codes: codex_client(args.tools, ws, codes, versions["codex"]),
         "opencode": lambda ws, codes: opencode_client(args.tools, ws, codes, versions["opencode"]),
+        "qwen": lambda ws, codes: qwen_client(args.tools, ws, codes, versions["qwen"]),
     }
     for fw in FRAMEWORKS:
         builders[fw] = lambda ws, codes, fw=fw: framework_client(fw, args.python, ws, codes, fw_versions[fw])

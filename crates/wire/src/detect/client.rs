@@ -141,12 +141,21 @@ pub(super) fn gemini_footer(tail: &[u8]) -> Option<Status> {
         .take(FOOTER_LINES)
         .peekable();
     let (mut evidence, mut exit_line, mut failed, mut error_set) = (false, false, false, false);
+    // Each key once: a key met again above is the program's own line
+    // (`Error: printed, not thrown` on its stderr, above Qwen Code's
+    // `Error: (none)`), and the footer starts below it.
+    let mut seen = 0u8;
     while let Some(line) = lines.next() {
         // The last footer line may be glued to the output's last line when
         // the output had no trailing newline; the footer is what follows.
         let Some((key, value)) = split_key(line) else {
             break;
         };
+        let bit = 1 << key as u8;
+        if seen & bit != 0 {
+            break;
+        }
+        seen |= bit;
         match key {
             FooterKey::ExitCode => {
                 evidence = true;

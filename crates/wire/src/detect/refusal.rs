@@ -14,6 +14,7 @@
 //! | path outside the workspace | `Path not in workspace: …`, `File path must be within one of the workspace directories: …` |
 //! | cancelled by the user or a timeout | `[Operation Cancelled] Reason: User denied execution.`, `Command was automatically cancelled because it exceeded the timeout of 5.0 minutes` |
 //! | file changed since it was read | `File has been modified since read, either by the user or by a linter.`, `File has not been read yet. Read it first before writing to it.`, `File /a/b.txt has not been read in this session. Use the read_file tool first …` (Qwen Code) |
+//! | a tool the harness has turned off | `Tool "list_directory" is a built-in tool that is disabled by default because glob covers directory listing in most cases.` (Qwen Code) |
 //! | a tool the harness does not have | `Model tried to call unavailable tool 'x'. Available tools: a, b.` (Vercel AI SDK), `Tool 'x' is not available.` (this project's runtime), `Unknown tool: x` |
 
 /// The rule's patterns that open the first line (ASCII case-insensitive,
@@ -31,6 +32,9 @@ pub(super) const START: &str = concat!(
     // Command was cancelled by user … / was automatically cancelled because it exceeded the timeout
     r"|(?:the\s+)?(?:[\w-]+\s+)?(?:command|operation|request|tool(?:\s+call)?|call|execution|process|task|job)\s+",
     r"(?:was\s+|has\s+been\s+)?(?:automatically\s+)?(?:cancell?ed|aborted|interrupted|killed|terminated)\b",
+    // Tool "list_directory" is a built-in tool that is disabled by default
+    // (Qwen Code) / Tool 'x' is disabled: a quoted name
+    r"|tool\s+(?:\x22[^\x22\n]*\x22|'[^'\n]*'|`[^`\n]*`)\s+(?:is|has\s+been)\s+(?:[\w-]+\s+){0,5}disabled\b",
     // File has been modified since read / File has not been read yet /
     // File /a/b.txt has not been read in this session (Qwen Code)
     r"|(?:the\s+)?file(?:\s+\S+)?\s+has\s+(?:been\s+(?:modified|changed|updated)\s+since\s+(?:it\s+was\s+)?(?:last\s+)?read",

@@ -121,6 +121,24 @@ fn gemini_shell_footer_new_format() {
     ]);
 }
 
+/// Qwen Code's `run_shell_command` (0.24, the old format's fields with the
+/// program's stderr above them): a program's own `Error: …` line above the
+/// footer's `Error: (none)` is output, not the footer's.
+#[test]
+fn qwen_code_shell_footer() {
+    let qwen = |output: &str, exit: &str| {
+        format!(
+            "Command: node app.js\nDirectory: (root)\nOutput: {output}\nError: (none)\nExit Code: {exit}\nSignal: (none)\nProcess Group PGID: (none)"
+        )
+    };
+    verdicts(&[
+        (&qwen("ok\nError: printed, not thrown", "0"), CLIENT_SUCCESS),
+        (&qwen("ok", "0"), CLIENT_SUCCESS),
+        (&qwen("Error: boom", "1"), CLIENT_FAILURE),
+        (&qwen("(empty)", "3"), CLIENT_FAILURE),
+    ]);
+}
+
 #[test]
 fn codex_and_claude_code_exit_status() {
     verdicts(&[
@@ -266,6 +284,7 @@ fn harness_refusals() {
         "cd to '/etc' was blocked. For security, Claude Code may only change directories to child directories of the allowed working directories.",
         "This command requires approval, which was auto-denied in non-interactive mode",
         // Qwen Code
+        "Tool \"list_directory\" is a built-in tool that is disabled by default because glob covers directory listing in most cases. Enable it with the tools.listDirectory.enabled setting. Use glob instead.",
         "File /w/present.txt has not been read in this session. Use the read_file tool first to load the current content (a partial read with offset / limit is fine — you only need to have seen the bytes you intend to edit) before editing it.",
         // A tool the harness does not have (the Vercel AI SDK, this
         // project's runtime, generic harnesses)
@@ -286,6 +305,7 @@ fn harness_refusals() {
         "The tool belt is available in the garage",
         "Registered tools: read_file, run_shell",
         "File notes.md has not been read by anyone yet",
+        "Tool support is disabled in safe mode; see the docs",
     ] {
         assert_eq!(d.explain(text), None, "should not fire: {text:?}");
     }
