@@ -25,7 +25,7 @@ const OPEN: &str = "<system-reminder>";
 const CLOSE: &str = "</system-reminder>";
 
 /// Whether a text part is a harness's reminder (see the module docs).
-pub(crate) fn is_reminder(text: &str) -> bool {
+fn is_reminder(text: &str) -> bool {
     let t = text.trim();
     t.len() >= OPEN.len() + CLOSE.len() && t.starts_with(OPEN) && t.ends_with(CLOSE)
 }
