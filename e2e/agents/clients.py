@@ -212,12 +212,16 @@ def claude_vertex(tools, ws, key, version):
 # === Gemini CLI ===
 
 def gemini_settings(home, gateway):
-    d = os.path.join(home, ".gemini")
+    quiet_settings(home, ".gemini", {"security": {"auth": {"selectedType": "gemini-api-key"}}})
+
+
+def quiet_settings(home, folder, extra):
+    """`HOME/FOLDER/settings.json` of the Gemini CLI and its fork Qwen Code:
+    no telemetry, no usage statistics, no update checks, and `extra`."""
+    d = os.path.join(home, folder)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "settings.json"), "w") as f:
-        json.dump({"security": {"auth": {"selectedType": "gemini-api-key"}},
-                   "telemetry": {"enabled": False},
-                   "privacy": {"usageStatisticsEnabled": False},
+        json.dump({**extra, "telemetry": {"enabled": False}, "privacy": {"usageStatisticsEnabled": False},
                    "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}, f)
 
 
@@ -421,11 +425,7 @@ QWEN_AUTH = {"openai": "qwen3-coder-plus", "openai-responses": "gpt-5.5", "anthr
 
 
 def qwen_settings(home, gateway):
-    d = os.path.join(home, ".qwen")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "settings.json"), "w") as f:
-        json.dump({"telemetry": {"enabled": False}, "privacy": {"usageStatisticsEnabled": False},
-                   "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}, f)
+    quiet_settings(home, ".qwen", {})
 
 
 def qwen(tools, ws, key, version):
