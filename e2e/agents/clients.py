@@ -361,14 +361,16 @@ OPENCODE_ENV = {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FET
 
 
 def opencode_settings(home, gateway):
-    """OpenCode's config: each provider's base URL at the gateway, as its
-    documentation sets a proxy (`provider.<id>.options.baseURL`)."""
+    """OpenCode's config as `toolwarden env` says: Anthropic and OpenAI from
+    `ANTHROPIC_BASE_URL` and `OPENAI_BASE_URL` (the run's environment; the
+    AI SDK's Anthropic provider posts to `{base}/messages`, which the
+    gateway takes as `/v1/messages`), Gemini's base URL here, as OpenCode's
+    documentation sets a provider's (`provider.<id>.options.baseURL`)."""
     d = os.path.join(home, ".config", "opencode")
     os.makedirs(d, exist_ok=True)
-    base = {"anthropic": f"{gateway}/v1", "openai": f"{gateway}/v1", "google": f"{gateway}/v1beta"}
     with open(os.path.join(d, "opencode.json"), "w") as f:
         json.dump({"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
-                   "provider": {p: {"options": {"baseURL": base[p]}} for p in OPENCODE_MODELS}}, f)
+                   "provider": {"google": {"options": {"baseURL": f"{gateway}/v1beta"}}}}, f)
 
 
 def opencode(tools, ws, key, version):
@@ -400,7 +402,8 @@ def opencode(tools, ws, key, version):
             Step("read", {"filePath": 42}, True, r"called with invalid arguments"),
         ]
 
-    env = {"ANTHROPIC_API_KEY": key, "OPENAI_API_KEY": key, "GOOGLE_GENERATIVE_AI_API_KEY": key, **OPENCODE_ENV}
+    env = {"ANTHROPIC_API_KEY": key, "OPENAI_API_KEY": key, "GOOGLE_GENERATIVE_AI_API_KEY": key,
+           "OPENAI_BASE_URL": "{gateway}/v1", **OPENCODE_ENV}
     def run(provider, script, prompt, *more):
         return Run(script, [bin_, "run", "--pure", "--model", f"{provider}/{OPENCODE_MODELS[provider]}", *more,
                             f"{prompt} [[e2e:{script}]]"], env)

@@ -52,7 +52,10 @@ pub fn env_lines_for(base: &str) -> String {
          #   http_options={{\"base_url\": \"{base}\"}}  (Python: types.HttpOptions(base_url=...))\n\
          # and for the AI SDK's Google provider (it reads no variable)\n\
          #   createGoogleGenerativeAI({{ baseURL: \"{base}/v1beta\" }})\n\
-         export GOOGLE_GEMINI_BASE_URL='{base}'\n"
+         export GOOGLE_GEMINI_BASE_URL='{base}'\n\
+         # Qwen Code reads the three variables (its --auth-type picks the API);\n\
+         # OpenCode reads ANTHROPIC_BASE_URL and OPENAI_BASE_URL, and for Gemini its opencode.json\n\
+         #   \"provider\": {{\"google\": {{\"options\": {{\"baseURL\": \"{base}/v1beta\"}}}}}}\n"
     )
 }
 
