@@ -34,10 +34,9 @@ fn is_reminder(text: &str) -> bool {
 /// its text parts joined with newlines as [`FlatContent`] joins them,
 /// without the reminders when it has other text too.
 pub(crate) fn opening_text(raw: Option<&str>) -> Result<Cow<'_, str>, WireError> {
-    let flat = FlatContent::parse(raw)?.text;
     Ok(match without_reminders(raw)? {
         Some(kept) => Cow::Owned(kept),
-        None => flat,
+        None => FlatContent::parse(raw)?.text,
     })
 }
 

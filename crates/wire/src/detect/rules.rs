@@ -455,15 +455,11 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
     // footer) settles it either way: the harness told us how the command
     // ended.
     if on(EXIT_STATUS) {
+        let tail = &content[content.len().saturating_sub(TAIL_BYTES)..];
         let status = client::header(&p.exit_status, head)
-            .or_else(|| {
-                let tail = &content[content.len().saturating_sub(TAIL_BYTES)..];
-                client::gemini_footer(tail)
-            })
+            .or_else(|| client::gemini_footer(tail))
             .or_else(|| client::trailer(&p.exit_status, last_line(content, TAIL_BYTES)))
-            .or_else(|| {
-                client::opencode_metadata(&content[content.len().saturating_sub(TAIL_BYTES)..])
-            });
+            .or_else(|| client::opencode_metadata(tail));
         match status {
             Some(client::Status::Succeeded) => return Finding::ClientSuccess,
             Some(client::Status::Failed) => return fail(NAMES[EXIT_STATUS]),
