@@ -503,6 +503,16 @@ impl<'l, 'a> Repairer<'l, 'a> {
                 if held_answered.insert(id.clone()) {
                     exact &= !self.renames.contains_key(&(i, j));
                     tail.push(self.block_text(i, j));
+                    if m.blocks[j].empty_error {
+                        let what = format!("empty error result for {id} given a text");
+                        self.change(
+                            ChangeKind::FilledErrorResult,
+                            DefectKind::EmptyErrorResult,
+                            i,
+                            &id,
+                            what,
+                        );
+                    }
                     continue;
                 }
                 fate = Fate::Duplicate;

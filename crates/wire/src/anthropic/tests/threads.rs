@@ -112,6 +112,37 @@ fn a_held_call_answered_twice_keeps_its_first_answer() {
     );
 }
 
+/// An empty error among the held reply's answers is filled where it
+/// stands, and that fill is reported: a repair whose changes were empty
+/// was taken for none, and the empty error reached the API.
+#[test]
+fn a_held_answer_left_empty_is_filled_and_reported() {
+    let empty = r#"{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_a", "content": "ok"},
+        {"type": "text", "text": "go on"},
+        {"type": "tool_result", "tool_use_id": "toolu_b", "is_error": true, "content": null}]}"#;
+    let b = body(Some(CONTINUE), empty);
+    assert_eq!(defects(&b), [(DefectKind::EmptyErrorResult, 0)]);
+    let repaired = repair(b.as_bytes()).unwrap();
+    let changes: Vec<(ChangeKind, usize, Option<&str>)> = repaired
+        .changes
+        .iter()
+        .map(|c| (c.kind, c.message_index, c.call_id.as_deref()))
+        .collect();
+    assert_eq!(
+        changes,
+        [(ChangeKind::FilledErrorResult, 0, Some("toolu_b"))]
+    );
+    assert_eq!(defects(std::str::from_utf8(&repaired.body).unwrap()), []);
+    let out: serde_json::Value = serde_json::from_slice(&repaired.body).unwrap();
+    assert_eq!(out["messages"][0]["content"][0]["content"], "ok");
+    assert!(
+        out["messages"][0]["content"][2]["content"]
+            .as_str()
+            .is_some_and(|t| !t.is_empty())
+    );
+}
+
 /// A `thread` given twice is refused alike by the view, the one pass and
 /// validation (serde's derived outline refuses a repeated field).
 #[test]
