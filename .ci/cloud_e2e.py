@@ -5,7 +5,8 @@ Run by .ci/cloud_e2e.sh, which starts the mock provider (with an Azure key and
 an AWS test key) and `toolwarden serve` (with the Azure, Vertex and Bedrock
 upstreams at the mock, and AWS credentials for re-signing).
 
-    cloud_e2e.py --gateway URL --mock URL --azure-key KEY --aws-key ID:SECRET
+    cloud_e2e.py --gateway URL --mock URL --azure-key KEY --aws-key ID:SECRET \
+        --bedrock-api-key KEY --https-gateway URL --ca FILE
 
 Each scenario is one tool round: the model calls `lookup` and `book`, the
 client sends back `lookup`'s result (a success) and `book`'s (a failure), the
@@ -25,12 +26,18 @@ key passes the mock's check (the mock agrees with botocore's signer) and with
 a wrong one gets AWS's 403. And boto3 converse_stream on a stream the mock
 cuts midway (`--cut-stream`): boto3 gets the gateway's
 internalServerException event (EventStreamError), within a read timeout.
+Then boto3 with a Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK`, no AWS keys)
+through a second gateway serving HTTPS with the test certificate (its CA as
+`AWS_CA_BUNDLE`), counted on that gateway's /metrics; over the plain-HTTP
+gateway botocore refuses to send the key.
 
 Prints `cloud-e2e: N passed, M failed` and exits non-zero on any failure.
 """
 
 import argparse
+import contextlib
 import json
+import os
 import re
 import sys
 import time
@@ -42,6 +49,7 @@ from collections import Counter
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 warnings.filterwarnings("ignore", category=UserWarning)
 
+ARGS = None  # the command line, once parsed
 SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}}
 OK_TEXT = "Flight TP123 departs 09:05 from LIS"
 FAIL_TEXT = "Error: seat 12A is no longer available"
@@ -50,14 +58,17 @@ passed = 0
 failed = 0
 calls_expected = Counter()  # provider -> rounds whose calls are counted
 failures_expected = Counter()  # provider -> rounds whose failures are counted
+https_expected = Counter()  # provider -> rounds through the HTTPS gateway
 
 
-def check(name, provider, fn, calls_counted=True):
+def check(name, provider, fn, calls_counted=True, https=False):
     global passed, failed
     try:
         fn(f"Scenario {name}: find me a flight to Lisbon and book it.")
         passed += 1
-        if provider:
+        if provider and https:
+            https_expected[provider] += 1
+        elif provider:
             failures_expected[provider] += 1
             calls_expected[provider] += calls_counted
         print(f"ok   {name}")
@@ -319,11 +330,11 @@ def bedrock_direct(args):
 
 # --- Bedrock Converse: boto3 ---------------------------------------------
 
-def bedrock_converse(args, stream):
+def bedrock_converse(args, stream, client=None):
     import boto3
 
     key_id, _ = args.aws_key.split(":", 1)
-    client = boto3.client(
+    client = client or boto3.client(
         "bedrock-runtime",
         region_name="us-east-1",
         endpoint_url=f"{args.gateway}/bedrock",
@@ -375,6 +386,88 @@ def bedrock_converse(args, stream):
         content = ask(messages)
         if any("toolUse" in b for b in content):
             raise AssertionError(f"expected a text answer, got {content}")
+
+    return run
+
+
+@contextlib.contextmanager
+def bedrock_api_key_env(ca):
+    """The environment AWS's docs give boto3 for a Bedrock API key
+    (`AWS_BEARER_TOKEN_BEDROCK`, which botocore reads at each request) and a
+    private CA (`AWS_CA_BUNDLE`), for the time of one scenario."""
+    os.environ["AWS_BEARER_TOKEN_BEDROCK"] = ARGS.bedrock_api_key
+    if ca:
+        os.environ["AWS_CA_BUNDLE"] = ca
+    try:
+        yield
+    finally:
+        os.environ.pop("AWS_BEARER_TOKEN_BEDROCK", None)
+        os.environ.pop("AWS_CA_BUNDLE", None)
+
+
+def boto3_api_key_client(endpoint):
+    """boto3 with no AWS keys: with a Bedrock API key in the environment,
+    botocore sends `Authorization: Bearer`."""
+    import boto3
+
+    return boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url=f"{endpoint}/bedrock")
+
+
+def bedrock_converse_api_key_https(args, stream):
+    """boto3 with a Bedrock API key through the gateway serving HTTPS (the
+    test CA given as `AWS_CA_BUNDLE`): the key goes on unsigned, the mock
+    checks it as AWS does, and the round is counted."""
+    def run(prompt):
+        with bedrock_api_key_env(args.ca):
+            bedrock_converse(args, stream, client=boto3_api_key_client(args.https_gateway))(prompt)
+
+    return run
+
+
+def bedrock_api_key_needs_https(args):
+    """The same client over the plain-HTTP gateway: botocore refuses to send
+    the key (why the gateway serves HTTPS)."""
+    def run(prompt):
+        with bedrock_api_key_env(None):
+            client = boto3_api_key_client(args.gateway)
+            try:
+                client.converse(modelId="amazon.nova-pro-v1:0",
+                                messages=[{"role": "user", "content": [{"text": prompt}]}])
+            except Exception as e:  # noqa: BLE001 - botocore's own error class varies
+                if "requires an HTTPS endpoint" not in str(e):
+                    raise
+                return
+        raise AssertionError("botocore sent a Bedrock API key over plain HTTP")
+
+    return run
+
+
+def https_counts(args):
+    import ssl
+
+    context = ssl.create_default_context(cafile=args.ca)
+
+    def run(_):
+        deadline = time.time() + 10
+        while True:
+            text = urllib.request.urlopen(f"{args.https_gateway}/metrics", context=context).read().decode()
+            problems = []
+            for provider, n in https_expected.items():
+                for name, tool, value in (
+                    ("toolwarden_tool_calls_total", "lookup", n),
+                    ("toolwarden_tool_calls_total", "book", n),
+                    ("toolwarden_tool_failures_total", "book", n),
+                    ("toolwarden_tool_failures_total", "lookup", 0),
+                ):
+                    got = metric(text, name, {"provider": provider, "tool": tool})
+                    if got != value:
+                        problems.append(f"https {name}{{provider={provider},tool={tool}}} = {got}, expected {value}")
+            if not problems or time.time() > deadline:
+                break
+            time.sleep(0.1)
+        if problems:
+            raise AssertionError("\n".join(problems))
+        print("https counts: " + ", ".join(f"{p}: {n} rounds" for p, n in sorted(https_expected.items())))
 
     return run
 
@@ -471,7 +564,11 @@ def main():
     p.add_argument("--azure-key", required=True)
     p.add_argument("--aws-key", required=True)
     p.add_argument("--bedrock-api-key", required=True)
+    p.add_argument("--https-gateway", required=True, help="the same gateway setup, serving HTTPS")
+    p.add_argument("--ca", required=True, help="the CA of the HTTPS gateway's certificate")
     args = p.parse_args()
+    global ARGS
+    ARGS = args
 
     for stream in (False, True):
         s = "stream" if stream else "json"
@@ -485,6 +582,11 @@ def main():
     check("bedrock-api-key-refused", None, bedrock_api_key_refused(args))
     check("bedrock-converse-stream-cut", None, bedrock_converse_cut(args))
     check("counts-per-tool", None, lambda _: counts(args.gateway))
+    for stream in (False, True):
+        s = "stream" if stream else "json"
+        check(f"bedrock-converse-api-key-https-{s}", "bedrock", bedrock_converse_api_key_https(args, stream), https=True)
+    check("bedrock-api-key-needs-https", None, bedrock_api_key_needs_https(args))
+    check("https-counts-per-tool", None, https_counts(args))
     print(f"cloud-e2e: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

@@ -3,7 +3,8 @@
 # vertexai=True, anthropic.AnthropicVertex, anthropic.AnthropicBedrock; pinned
 # below) through the gateway to the mock provider, which checks Azure's
 # api-key, Vertex's Bearer token and Bedrock's SigV4 signature (the gateway
-# re-signs with the AWS key from its environment). Prints
+# re-signs with the AWS key from its environment); and boto3 with a Bedrock
+# API key through a second gateway serving HTTPS (`--tls-cert`). Prints
 # `cloud-e2e: N passed, M failed`; exits non-zero on any failure.
 #
 #   bash .ci/cloud_e2e.sh
@@ -30,11 +31,22 @@ ci_start_gateway cloud env -i PATH="$PATH" HOME="$tmp" AWS_ACCESS_KEY_ID="$aws_k
   --azure-upstream "$mock_url" --vertex-upstream "$mock_url" \
   --bedrock-upstream "$mock_url" --bedrock-region us-east-1
 
+plain_url=$gw_url
+# The same gateway serving HTTPS with the test certificate (localhost and
+# 127.0.0.1, signed by the test CA): boto3 sends a Bedrock API key only
+# over HTTPS.
+tls=crates/gateway/tests/tls
+ci_start_gateway cloud-https env -i PATH="$PATH" HOME="$tmp" -- \
+  --database "sqlite://$tmp/toolwarden-https.db" --bedrock-upstream "$mock_url" --bedrock-region us-east-1 \
+  --tls-cert "$tls/server.pem" --tls-key "$tls/server.key"
+
 rc=0
 env -i PATH="$PATH" HOME="$tmp" "$venv/bin/python" .ci/cloud_e2e.py \
-  --gateway "$gw_url" --mock "$mock_url" \
-  --azure-key "$azure_key" --aws-key "$aws_key_id:$aws_secret" --bedrock-api-key "$bedrock_api_key" || rc=$?
+  --gateway "$plain_url" --mock "$mock_url" \
+  --azure-key "$azure_key" --aws-key "$aws_key_id:$aws_secret" --bedrock-api-key "$bedrock_api_key" \
+  --https-gateway "$gw_url" --ca "$tls/ca.pem" || rc=$?
 if [ "$rc" -ne 0 ]; then
   echo "--- gateway stderr"; tail -n 40 "$tmp/cloud-gw.err" || true
+  echo "--- HTTPS gateway stderr"; tail -n 40 "$tmp/cloud-https-gw.err" || true
 fi
 exit "$rc"

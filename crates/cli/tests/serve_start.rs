@@ -142,7 +142,10 @@ fn start_recording(args: &[&str], env: &[(&str, &str)]) -> Served {
     }
     let addr = lines
         .iter()
-        .find_map(|l| l.strip_prefix("toolwarden: listening on http://"))
+        .find_map(|l| {
+            l.strip_prefix("toolwarden: listening on http://")
+                .or_else(|| l.strip_prefix("toolwarden: listening on https://"))
+        })
         .map(str::to_string);
     let Some(addr) = addr else {
         let _ = child.kill();
@@ -1868,4 +1871,68 @@ fn exchange_chunked(addr: &str, head: &str, body: &str) -> (String, String) {
     let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
     let status = head.lines().next().unwrap_or_default().to_string();
     (status, body.to_string())
+}
+
+/// With `--tls-cert` and `--tls-key` `serve` says it listens on
+/// `https://` (its dashboard too), and `env`, reading the same settings,
+/// prints `https://` base URLs; one file alone stops the start.
+#[test]
+fn a_gateway_serving_https_says_so() {
+    let tls = concat!(env!("CARGO_MANIFEST_DIR"), "/../gateway/tests/tls");
+    let (cert, key) = (format!("{tls}/server.pem"), format!("{tls}/server.key"));
+    let served = start(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+        ],
+        &[],
+    );
+    let text = served.started.join("\n");
+    assert!(text.contains("listening on https://127.0.0.1:"), "{text}");
+    let dashboard = served.lines.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(
+        dashboard.contains(&format!("dashboard  https://{}/", served.addr)),
+        "{dashboard}"
+    );
+    drop(served);
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .current_dir(dir.path())
+        .arg("env")
+        .envs([
+            ("TOOLWARDEN_LISTEN", "8443"),
+            ("TOOLWARDEN_TLS_CERT", cert.as_str()),
+            ("TOOLWARDEN_TLS_KEY", key.as_str()),
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("export ANTHROPIC_BASE_URL='https://127.0.0.1:8443'\n"),
+        "{stdout}"
+    );
+
+    let out = bin()
+        .args([
+            "serve",
+            "--database",
+            "none",
+            "--listen",
+            "127.0.0.1:0",
+            "--tls-cert",
+            &cert,
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        stderr.contains("tls_cert is set without tls_key"),
+        "{stderr}"
+    );
 }

@@ -78,6 +78,8 @@ pub struct Upstreams {
 pub struct Config {
     /// Address to bind.
     pub listen: SocketAddr,
+    /// HTTPS on the listener (`tls_cert`, `tls_key`); `None`: plain HTTP.
+    pub tls: Option<crate::server_tls::ServerTls>,
     /// Database URL; `None` = no recording to a database.
     pub database: Option<String>,
     /// The JSONL event log: its path and bound.
@@ -249,6 +251,7 @@ impl fmt::Debug for Config {
         use self::redact::{Hidden, RedactedUrl};
         f.debug_struct("Config")
             .field("listen", &self.listen)
+            .field("tls", &self.tls)
             .field("database", &self.database.as_deref().map(RedactedUrl))
             .field("jsonl", &self.jsonl)
             .field("upstreams", &self.upstreams)

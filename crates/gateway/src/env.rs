@@ -10,6 +10,12 @@ use std::net::SocketAddr;
 /// overrides on one command line), for a gateway at `addr`. An
 /// unspecified address (`0.0.0.0`, `[::]`) is written as loopback.
 pub fn env_lines(addr: SocketAddr) -> String {
+    env_lines_for(&base_url(addr, false))
+}
+
+/// `http://ADDR`, or `https://ADDR` for a gateway serving HTTPS (`tls`),
+/// with an unspecified address (`0.0.0.0`, `[::]`) written as loopback.
+pub fn base_url(addr: SocketAddr, tls: bool) -> String {
     let mut addr = addr;
     if addr.ip().is_unspecified() {
         addr.set_ip(if addr.is_ipv4() {
@@ -18,7 +24,8 @@ pub fn env_lines(addr: SocketAddr) -> String {
             std::net::Ipv6Addr::LOCALHOST.into()
         });
     }
-    env_lines_for(&format!("http://{addr}"))
+    let scheme = if tls { "https" } else { "http" };
+    format!("{scheme}://{addr}")
 }
 
 /// [`env_lines`] for a gateway reached at `base` (`https://gw.internal:8443`:

@@ -39,6 +39,7 @@ mod alerts;
 mod balance;
 mod body;
 mod client_conn;
+mod client_io;
 pub mod cloud;
 mod config;
 mod dashboard;
@@ -61,6 +62,7 @@ mod resolve;
 mod retention;
 mod routes;
 mod server;
+mod server_tls;
 mod shutdown;
 mod sockets;
 mod startup;
@@ -82,7 +84,7 @@ pub use config::{
     DEFAULT_GEMINI_UPSTREAM, DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, MAX_DASHBOARD_TOOL_ROWS,
     RawConfig, RepairMode, Resolve, SETTINGS, Setting, SettingKind, Upstreams, parse_listen,
 };
-pub use env::{env_lines, env_lines_for};
+pub use env::{base_url, env_lines, env_lines_for};
 pub use local::{LEND_TOKEN_HEADER, LendToken};
 pub use metrics::Metrics;
 pub use otel::{
@@ -92,6 +94,7 @@ pub use pipeline::REPAIRED_HEADER;
 pub use recorder::Recorder;
 pub use routes::Provider;
 pub use server::{Gateway, RunningGateway};
+pub use server_tls::ServerTls;
 pub use startup::{GatewayError, GatewayErrorKind};
 pub use toolwarden_store::JsonlLog;
 pub use upstream_url::Upstream;

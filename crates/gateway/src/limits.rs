@@ -16,6 +16,8 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::{client_io::ClientIo, server_tls::ServerTls};
+
 /// Longest name taken from a request or a response into the records and
 /// the metric labels — model, tool name, response id,
 /// `previous_response_id` — in bytes; longer ones are cut (at a char
@@ -120,7 +122,9 @@ impl ConnectionSlots {
     /// [`REFUSAL_TIME`]; at most [`MAX_REFUSING`] refusals at once (past
     /// them a connection is closed unanswered: a flood beyond the cap does
     /// not take a socket per refusal for long).
-    pub(crate) async fn refuse(&self, mut stream: TcpStream) {
+    /// Over HTTPS (`tls`) the answer follows the handshake, which has the
+    /// head's wait.
+    pub(crate) async fn refuse(&self, stream: TcpStream, tls: Option<ServerTls>) {
         let n = self.refused.fetch_add(1, Ordering::Relaxed);
         if n.is_power_of_two() || n == 0 {
             tracing::warn!(
@@ -144,6 +148,13 @@ impl ConnectionSlots {
             body.len()
         );
         let _ = tokio::time::timeout(REFUSAL_TIME, async {
+            let mut stream = match tls {
+                None => ClientIo::Plain(stream),
+                Some(tls) => match tls.accept(stream, REFUSAL_HEAD_WAIT).await {
+                    Ok(tls) => ClientIo::Tls(Box::new(tls)),
+                    Err(_) => return,
+                },
+            };
             let _ = tokio::time::timeout(REFUSAL_HEAD_WAIT, read_head(&mut stream)).await;
             if stream.write_all(reply.as_bytes()).await.is_err() {
                 return;
@@ -180,7 +191,7 @@ impl Drop for Refusing<'_> {
 
 /// Read until the end of a request head (a blank line), the client's end,
 /// or 64 KiB.
-async fn read_head(stream: &mut TcpStream) {
+async fn read_head(stream: &mut ClientIo) {
     let mut seen = Vec::with_capacity(1024);
     let mut chunk = [0u8; 4096];
     while seen.len() < REFUSAL_HEAD_MAX {
@@ -244,7 +255,7 @@ mod tests {
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let slots = refusing.clone();
-                tokio::spawn(async move { slots.refuse(stream).await });
+                tokio::spawn(async move { slots.refuse(stream, None).await });
             }
         });
         for size in [10, 4 << 20] {

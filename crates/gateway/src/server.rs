@@ -234,9 +234,9 @@ impl RunningGateway {
         self.addr
     }
 
-    /// `http://ADDR`.
+    /// `http://ADDR`, or `https://ADDR` when serving HTTPS.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        crate::env::base_url(self.addr, self.shared.config.tls.is_some())
     }
 
     /// The event recorder.

@@ -31,6 +31,7 @@ use crate::{
     balance::{Balance, Handed, Load, Placement},
     body::GatewayBody,
     client_conn::ClientConn,
+    client_io::ClientIo,
     h1::{self, pool::Pool},
     proxy,
     routes::Route,
@@ -185,7 +186,8 @@ async fn serve(
                 Ok((stream, peer)) => {
                     let Some(slot) = shared.connections.try_take() else {
                         let slots = shared.connections.clone();
-                        connections.spawn(async move { slots.refuse(stream).await });
+                        let tls = shared.config.tls.clone();
+                        connections.spawn(async move { slots.refuse(stream, tls).await });
                         continue;
                     };
                     crate::sockets::tune(&stream);
@@ -307,7 +309,21 @@ async fn connection(
     [guard, socket_guard]: [mpsc::Sender<()>; 2],
     places: Arc<dyn std::any::Any + Send + Sync>,
 ) {
-    // The fast path first; hyper takes over what it does not serve.
+    // HTTPS: the handshake first, under the head's deadline. No request is
+    // in progress yet: the gateway stopping closes the connection.
+    let stream = match &shared.config.tls {
+        None => ClientIo::Plain(stream),
+        Some(tls) => tokio::select! {
+            done = tls.accept(stream, shared.config.client_head_timeout) => match done {
+                Ok(tls) => ClientIo::Tls(Box::new(tls)),
+                Err(_) => return drop(guard),
+            },
+            _ = raised(&mut shutdown) => return drop(guard),
+            _ = raised(&mut force) => return drop(guard),
+        },
+    };
+    // The fast path first; hyper takes over what it does not serve (and a
+    // connection that chose HTTP/2 by ALPN, whose preface it hands over).
     let io = tokio::select! {
         ended = h1::serve(stream, &shared, &local.pool, &mut shutdown) => match ended {
             h1::Ended::Closed => return drop(guard),

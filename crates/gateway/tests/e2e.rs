@@ -59,6 +59,9 @@
 //!   kept only up to the limit, and counted too large;
 //! - `pass_through`: pass-through uploads stream upstream, bounded by
 //!   progress, not size;
+//! - `https`: the gateway serving HTTPS (`tls_cert`, `tls_key`): every
+//!   dialect counted over TLS, HTTP/2 by ALPN, plain HTTP to the HTTPS
+//!   port, a handshake that never comes, a refusal over the cap;
 //! - `startup`: the port is bound before the database is opened;
 //! - `shutdown_cut`: a request still under way when the shutdown's grace
 //!   period ends is recorded as cut by the shutdown, with its results,
@@ -93,6 +96,7 @@ mod e2e {
     mod gemini_compression;
     mod gemini_sessions;
     mod head;
+    mod https;
     mod otel;
     mod otel_grpc;
     mod pass_through;

@@ -23,11 +23,16 @@ pub fn run(
     // Given, the address is all the lines need: the config file and the
     // variables are not read (a `toolwarden.toml` of the working
     // directory that does not parse cannot stop them).
-    let listen = match listen {
-        Some(listen) => listen,
-        None => config::file_and_env(config_file)?
-            .listen
-            .unwrap_or_else(|| toolwarden_gateway::DEFAULT_LISTEN.to_string()),
+    let (listen, tls) = match listen {
+        Some(listen) => (listen, false),
+        None => {
+            let raw = config::file_and_env(config_file)?;
+            let tls = raw.tls_cert.is_some();
+            let listen = raw
+                .listen
+                .unwrap_or_else(|| toolwarden_gateway::DEFAULT_LISTEN.to_string());
+            (listen, tls)
+        }
     };
     let addr = toolwarden_gateway::parse_listen(&listen).map_err(CmdError)?;
     // Port 0 is a free port taken at start: lines naming it reach nothing.
@@ -37,7 +42,11 @@ pub fn run(
              it printed (`toolwarden: listening on …`) with --listen or --url"
         )));
     }
-    out!("{}", toolwarden_gateway::env_lines(addr));
+    // A gateway serving HTTPS (`tls_cert`) is reached by `https://`.
+    out!(
+        "{}",
+        toolwarden_gateway::env_lines_for(&toolwarden_gateway::base_url(addr, tls))
+    );
     Ok(Outcome::Ok)
 }
 

@@ -165,7 +165,7 @@ pub fn run(args: ServeArgs, banner: bool) -> Result<Outcome, CmdError> {
         } else {
             String::new()
         };
-        err!("toolwarden: listening on http://{}\n{next}", gateway.addr());
+        err!("toolwarden: listening on {}\n{next}", gateway.base_url());
         gateway.wait().await;
         Ok::<_, CmdError>(())
     })?;

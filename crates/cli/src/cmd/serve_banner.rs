@@ -12,7 +12,10 @@ use toolwarden_store::redact_url;
 pub fn banner(config: &Config, addr: SocketAddr, cwd: Option<&Path>) -> String {
     let mut out = String::new();
     let dashboard = if config.is_loopback() || config.admin_token.is_some() {
-        format!("http://{addr}/")
+        format!(
+            "{}/",
+            toolwarden_gateway::base_url(addr, config.tls.is_some())
+        )
     } else {
         "closed: set admin_token (TOOLWARDEN_ADMIN_TOKEN) to open it".to_string()
     };

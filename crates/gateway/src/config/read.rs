@@ -33,7 +33,8 @@ impl RawConfig {
     }
 
     /// A relative path in a config file is read from the file's folder
-    /// (`database`'s SQLite file, `jsonl`, `upstream_ca`), so that
+    /// (`database`'s SQLite file, `jsonl`, `upstream_ca`, `tls_cert`,
+    /// `tls_key`), so that
     /// `--config dir/toolwarden.toml` means the same files from wherever
     /// `serve` or `stats` runs. Paths from variables and flags stay
     /// relative to the working directory.
@@ -52,9 +53,14 @@ impl RawConfig {
             let anchored = dir.join(&url[scheme.len()..]);
             self.database = Some(format!("{scheme}{}", anchored.display()));
         }
-        for path in [&mut self.jsonl, &mut self.upstream_ca]
-            .into_iter()
-            .flatten()
+        for path in [
+            &mut self.jsonl,
+            &mut self.upstream_ca,
+            &mut self.tls_cert,
+            &mut self.tls_key,
+        ]
+        .into_iter()
+        .flatten()
         {
             if path.is_relative() {
                 *path = dir.join(&*path);

@@ -357,6 +357,53 @@ fn upstream_ca_is_read_once_and_must_hold_certificates() {
     }
 }
 
+/// HTTPS needs both files: one alone stops the start naming what is
+/// missing; both are read once, into the listener's TLS config; a config
+/// file's relative paths are read from its folder.
+#[test]
+fn tls_needs_its_certificate_and_key_together() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/tls");
+    let (cert, key) = (format!("{dir}/server.pem"), format!("{dir}/server.key"));
+    let config = env(&[("TOOLWARDEN_TLS_CERT", &cert), ("TOOLWARDEN_TLS_KEY", &key)])
+        .validate()
+        .unwrap();
+    let tls = config.tls.expect("HTTPS");
+    assert_eq!(tls.cert(), std::path::Path::new(&cert));
+    assert!(RawConfig::default().validate().unwrap().tls.is_none());
+    for (vars, says) in [
+        (
+            [("TOOLWARDEN_TLS_CERT", cert.as_str())],
+            "tls_cert is set without tls_key",
+        ),
+        (
+            [("TOOLWARDEN_TLS_KEY", key.as_str())],
+            "tls_key is set without tls_cert",
+        ),
+    ] {
+        let err = env(&vars).validate().unwrap_err();
+        assert!(err.to_string().contains(says), "{err}");
+    }
+    let err = env(&[
+        ("TOOLWARDEN_TLS_CERT", &cert),
+        ("TOOLWARDEN_TLS_KEY", &format!("{dir}/missing.key")),
+    ])
+    .validate()
+    .unwrap_err();
+    assert!(err.to_string().contains("missing.key"), "{err}");
+    let file = tempfile::tempdir().unwrap();
+    for name in ["server.pem", "server.key"] {
+        std::fs::copy(format!("{dir}/{name}"), file.path().join(name)).unwrap();
+    }
+    let toml = file.path().join("toolwarden.toml");
+    std::fs::write(
+        &toml,
+        "tls_cert = \"server.pem\"\ntls_key = \"server.key\"\n",
+    )
+    .unwrap();
+    let raw = RawConfig::from_toml_file(&toml).unwrap();
+    assert!(raw.validate().unwrap().tls.is_some());
+}
+
 // --- the settings' one definition ---
 
 #[test]

@@ -232,6 +232,20 @@ impl RawConfig {
             }),
             None => Vec::new(),
         };
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => crate::server_tls::ServerTls::load(cert, key)
+                .map_err(|e| problems.push(e))
+                .ok(),
+            (None, None) => None,
+            (Some(_), None) => {
+                problems.push("tls_cert is set without tls_key: HTTPS needs both".to_string());
+                None
+            }
+            (None, Some(_)) => {
+                problems.push("tls_key is set without tls_cert: HTTPS needs both".to_string());
+                None
+            }
+        };
         // --- issue 19: alerts ---
         let alerts = self.alerts.unwrap_or_default().validate(&mut problems);
         let otlp_endpoint = self
@@ -478,6 +492,7 @@ impl RawConfig {
                 Some(chatgpt),
             ) if problems.is_empty() => Ok(Config {
                 listen,
+                tls,
                 database,
                 jsonl,
                 upstreams: Upstreams {

@@ -7,14 +7,14 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use tokio::{
-    io::AsyncReadExt,
-    net::TcpStream,
+    io::{AsyncRead, AsyncReadExt},
     sync::watch,
     time::{Instant, timeout_at},
 };
 
 use super::{READ_CHUNK, exchange, head::RequestHead};
 use crate::{
+    client_io::ClientIo,
     errors::{ProxyError, ProxyErrorKind},
     limits::body_budget::{Held, NoRoom},
     observe::Observation,
@@ -29,7 +29,7 @@ use crate::{
 /// time, or cut: 400). A refused body's rest is read and dropped until the
 /// gateway stops, at the latest.
 pub(super) async fn read_body(
-    client: &mut TcpStream,
+    client: &mut ClientIo,
     buf: &mut BytesMut,
     shared: &Arc<Shared>,
     head: &RequestHead,
@@ -124,7 +124,7 @@ impl BodyStop {
 /// allocate that much, per connection. What it reserves is `held` under
 /// `max_buffered_request_bytes` first.
 async fn read_to(
-    client: &mut TcpStream,
+    client: &mut (impl AsyncRead + Unpin),
     buf: &mut BytesMut,
     total: usize,
     deadline: Instant,
@@ -152,7 +152,7 @@ async fn read_to(
 /// on it or on `httpx`) sees the reset, not the answer, and may send the
 /// whole body again. The gateway stopping ends it: it is no request in
 /// flight.
-async fn linger(client: &mut TcpStream, deadline: Instant, stop: &mut watch::Receiver<bool>) {
+async fn linger(client: &mut ClientIo, deadline: Instant, stop: &mut watch::Receiver<bool>) {
     use tokio::io::AsyncWriteExt;
     if client.shutdown().await.is_err() {
         return;
@@ -173,7 +173,7 @@ async fn linger(client: &mut TcpStream, deadline: Instant, stop: &mut watch::Rec
 
 #[cfg(test)]
 mod tests {
-    use tokio::io::AsyncWriteExt;
+    use tokio::{io::AsyncWriteExt, net::TcpStream};
 
     use super::*;
     use crate::limits::body_budget::BodyBudget;

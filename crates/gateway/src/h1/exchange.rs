@@ -36,7 +36,6 @@ use bytes::{Buf, Bytes, BytesMut};
 use futures_util::FutureExt;
 use tokio::{
     io::{AsyncReadExt, AsyncWrite, AsyncWriteExt},
-    net::TcpStream,
     sync::watch,
 };
 
@@ -47,6 +46,7 @@ use super::{
     pool::{Pool, UpstreamIo},
 };
 use crate::{
+    client_io::ClientIo,
     errors::{ProxyError, ProxyErrorKind, error_body, sse_tail::SseTail, stream_error_event},
     limits::body_budget::Held,
     observe::{Observation, READ_ON_BYTES, READ_ON_TIME, ResponseMeta},
@@ -63,7 +63,7 @@ const MAX_PIPELINED: usize = 1 << 20;
 
 /// The connection-wide parts of an exchange.
 pub(super) struct Ctx<'a> {
-    pub client: &'a mut TcpStream,
+    pub client: &'a mut ClientIo,
     /// Bytes the client sent after this request.
     pub pipelined: &'a mut BytesMut,
     pub shared: &'a Arc<Shared>,
@@ -350,12 +350,15 @@ async fn write_all2<W: AsyncWrite + Unpin>(
 /// until then, not for good (issue 14); one that reads slowly but steadily
 /// is not cut off. The timer is only set when a write has to wait.
 async fn to_client(
-    client: &mut TcpStream,
+    client: &mut ClientIo,
     a: &[u8],
     b: &[u8],
     limit: Duration,
 ) -> std::io::Result<()> {
-    write_all2(&mut WriteLimit::new(client, limit), a, b).await
+    let mut limited = WriteLimit::new(client, limit);
+    write_all2(&mut limited, a, b).await?;
+    // TLS may hold the last bytes for the socket (plain TCP: nothing).
+    limited.flush().await
 }
 
 /// Sleep until the first-byte deadline; never completes without one.
@@ -369,7 +372,7 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
 /// Answer a failed request with the error in the client's dialect, and
 /// record it.
 async fn fail(
-    client: &mut TcpStream,
+    client: &mut ClientIo,
     observation: Observation,
     provider: Provider,
     err: &ProxyError,
@@ -386,7 +389,7 @@ async fn fail(
 
 /// Write a whole error response in `provider`'s envelope.
 pub(super) async fn reply_error(
-    client: &mut TcpStream,
+    client: &mut ClientIo,
     provider: Provider,
     err: &ProxyError,
     close: bool,
@@ -415,7 +418,7 @@ struct Relay<'a> {
     /// `takes_error_event`): the error event follows the event they
     /// stopped in.
     tail: SseTail,
-    client: &'a mut TcpStream,
+    client: &'a mut ClientIo,
     /// How long a write to the client may take (`client_body_timeout`).
     write_limit: Duration,
     pipelined: &'a mut BytesMut,

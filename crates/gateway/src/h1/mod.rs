@@ -39,13 +39,12 @@ use std::sync::Arc;
 use bytes::BytesMut;
 use tokio::{
     io::AsyncReadExt,
-    net::TcpStream,
     sync::watch,
     time::{Instant, timeout_at},
 };
 
 use self::{body::read_body, head::RequestParse, pool::Pool, rewind::Rewind};
-use crate::{observe::now_ms, shutdown::raised, state::Shared};
+use crate::{client_io::ClientIo, observe::now_ms, shutdown::raised, state::Shared};
 
 /// Bytes read at a time from either side. 14 KiB, jemalloc's largest
 /// small size: the response's buffer is allocated per exchange, and a
@@ -61,7 +60,7 @@ pub(crate) enum Ended {
     /// Closed (by either side, or the gateway stopping).
     Closed,
     /// Hyper serves the rest.
-    Fallback(Rewind<TcpStream>),
+    Fallback(Rewind<ClientIo>),
 }
 
 /// What comes after an exchange.
@@ -73,7 +72,7 @@ enum Next {
 
 /// Serve one client connection until it closes or needs hyper.
 pub(crate) async fn serve(
-    mut client: TcpStream,
+    mut client: ClientIo,
     shared: &Arc<Shared>,
     pool: &Pool,
     shutdown: &mut watch::Receiver<bool>,

@@ -6,6 +6,7 @@ use std::{path::PathBuf, time::Duration};
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::{
     client::legacy::{Client, connect::HttpConnector},
     rt::TokioExecutor,
@@ -15,8 +16,10 @@ use toolwarden_gateway::{Config, Gateway, JsonlLog, RunningGateway};
 use toolwarden_mock_provider::{MockOptions, MockProvider};
 use toolwarden_store::{Stats, StatsQuery, Store};
 
-/// The HTTP client used for both direct and proxied requests.
-pub type HttpClient = Client<HttpConnector, Full<Bytes>>;
+/// The HTTP client used for both direct and proxied requests: plain
+/// HTTP, or HTTPS to a server whose certificate the test CA
+/// (`tests/tls/ca.pem`) signed (a gateway serving HTTPS).
+pub type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// A response, read to the end.
 #[derive(Debug)]
@@ -63,9 +66,43 @@ pub struct Harness {
     _dir: tempfile::TempDir,
 }
 
-/// A keep-alive HTTP/1 client.
+/// A keep-alive HTTP/1 client (`http/1.1` by ALPN over TLS).
 pub fn client() -> HttpClient {
-    Client::builder(TokioExecutor::new()).build_http()
+    let https = HttpsConnectorBuilder::new()
+        .with_tls_config(test_ca_client_config())
+        .https_or_http()
+        .enable_http1()
+        .build();
+    Client::builder(TokioExecutor::new()).build(https)
+}
+
+/// A client that offers only `h2` by ALPN: HTTP/2 over TLS.
+pub fn h2_client() -> HttpClient {
+    let https = HttpsConnectorBuilder::new()
+        .with_tls_config(test_ca_client_config())
+        .https_only()
+        .enable_http2()
+        .build();
+    Client::builder(TokioExecutor::new()).build(https)
+}
+
+/// rustls trusting the test CA alone.
+pub fn test_ca_client_config() -> rustls::ClientConfig {
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    let mut roots = rustls::RootCertStore::empty();
+    for ca in
+        CertificateDer::pem_file_iter(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/tls/ca.pem"))
+            .unwrap()
+    {
+        roots.add(ca.unwrap()).unwrap();
+    }
+    rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth()
 }
 
 impl Harness {
@@ -111,10 +148,10 @@ impl Harness {
         self.client = client();
     }
 
-    /// `http://ADDR` of the gateway.
+    /// `http://ADDR` of the gateway (`https://` when it serves HTTPS).
     pub fn gw(&self) -> String {
         let gw = self.gateway.as_ref().expect("gateway running");
-        format!("http://{}", gw.addr())
+        gw.base_url()
     }
 
     /// `http://ADDR` of the mock provider.

@@ -1,0 +1,206 @@
+//! HTTPS on the gateway's own listener (`tls_cert` and `tls_key`): the
+//! certificate chain and its private key, read and checked once at start
+//! ([`ServerTls::load`]), and the handshake each client connection makes
+//! before its first request ([`ServerTls::accept`]), within
+//! `client_head_timeout` like the request head it precedes.
+//!
+//! Offered by ALPN: `h2` and `http/1.1`. A connection that chose `h2` (or
+//! sends HTTP/2's preface) is served by hyper, as plain HTTP/2 is; the
+//! rest start on the fast path ([`crate::h1`]). Certificates come from
+//! rustls on ring, the provider the upstream side already uses.
+
+use std::{
+    fmt, io,
+    path::{Path, PathBuf},
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+use tokio::{io::AsyncWriteExt, net::TcpStream};
+use tokio_rustls::{TlsAcceptor, server::TlsStream};
+
+/// The protocols offered by ALPN, most preferred first.
+const ALPN: [&[u8]; 2] = [b"h2", b"http/1.1"];
+
+/// The gateway's TLS server side: its certificate and key, and the
+/// acceptor made of them.
+#[derive(Clone)]
+pub struct ServerTls {
+    cert: PathBuf,
+    key: PathBuf,
+    acceptor: TlsAcceptor,
+}
+
+// === impl ServerTls ===
+
+impl ServerTls {
+    /// Read `cert` (a PEM chain, the server's certificate first) and `key`
+    /// (a PEM private key: PKCS#8, PKCS#1 or SEC1) and check that the key
+    /// is the certificate's. The error says which file and what is wrong.
+    pub fn load(cert: &Path, key: &Path) -> Result<ServerTls, String> {
+        let pem = std::fs::read(cert).map_err(|e| format!("tls_cert {}: {e}", cert.display()))?;
+        let chain = CertificateDer::pem_slice_iter(&pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| {
+                format!(
+                    "tls_cert {}: not a PEM certificate file ({e})",
+                    cert.display()
+                )
+            })?;
+        if chain.is_empty() {
+            return Err(format!(
+                "tls_cert {}: no certificate in the file",
+                cert.display()
+            ));
+        }
+        let pem = std::fs::read(key).map_err(|e| format!("tls_key {}: {e}", key.display()))?;
+        let private = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
+            format!(
+                "tls_key {}: no PEM private key in the file ({e})",
+                key.display()
+            )
+        })?;
+        let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?
+        .with_no_client_auth()
+        .with_single_cert(chain, private)
+        .map_err(|e| {
+            format!(
+                "tls_cert {} with tls_key {}: {e}",
+                cert.display(),
+                key.display()
+            )
+        })?;
+        config.alpn_protocols = ALPN.iter().map(|p| p.to_vec()).collect();
+        Ok(ServerTls {
+            cert: cert.to_path_buf(),
+            key: key.to_path_buf(),
+            acceptor: TlsAcceptor::from(Arc::new(config)),
+        })
+    }
+
+    /// The certificate file.
+    pub fn cert(&self) -> &Path {
+        &self.cert
+    }
+
+    /// The private key file.
+    pub fn key(&self) -> &Path {
+        &self.key
+    }
+
+    /// The handshake of a client connection, within `deadline`: a client
+    /// that sends its hello slowly, or never, does not hold the socket. A
+    /// client that speaks plain HTTP to the HTTPS port (its first byte is
+    /// not a TLS record's) is answered so, in plain HTTP, as nginx's 497
+    /// does, instead of with a dropped connection.
+    pub(crate) async fn accept(
+        &self,
+        mut stream: TcpStream,
+        deadline: Duration,
+    ) -> io::Result<TlsStream<TcpStream>> {
+        let handshake = async {
+            let mut first = [0u8; 1];
+            if stream.peek(&mut first).await? == 1 && first[0] != TLS_HANDSHAKE_RECORD {
+                let _ = stream.write_all(PLAIN_HTTP_ANSWER.as_bytes()).await;
+                let _ = stream.shutdown().await;
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "plain HTTP on the HTTPS port",
+                ));
+            }
+            self.acceptor.accept(stream).await
+        };
+        match tokio::time::timeout(deadline, handshake).await {
+            Ok(done) => done.inspect_err(failed),
+            Err(_) => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "TLS handshake not done within client_head_timeout",
+            ))
+            .inspect_err(failed),
+        }
+    }
+}
+
+/// The first byte of a TLS handshake record (a ClientHello's).
+const TLS_HANDSHAKE_RECORD: u8 = 0x16;
+
+/// What a plain HTTP request to the HTTPS listener is answered.
+const PLAIN_HTTP_ANSWER: &str = "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\nconnection: close\r\ncontent-length: 57\r\n\r\ntoolwarden: this port serves HTTPS; use an https:// URL.\n";
+
+/// Handshakes failed so far (all workers).
+static FAILED: AtomicU64 = AtomicU64::new(0);
+
+/// A failed handshake, warned of at the 1st, 2nd, 4th, 8th … (a client
+/// that does not trust the certificate retries).
+fn failed(e: &io::Error) {
+    let n = FAILED.fetch_add(1, Ordering::Relaxed) + 1;
+    if n.is_power_of_two() {
+        tracing::warn!(error = %e, failed = n, "client TLS handshake failed");
+    }
+}
+
+impl fmt::Debug for ServerTls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerTls")
+            .field("cert", &self.cert)
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test_file(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/tls")
+            .join(name)
+    }
+
+    #[test]
+    fn the_plain_http_answer_says_its_length() {
+        let (head, body) = PLAIN_HTTP_ANSWER.split_once("\r\n\r\n").unwrap();
+        assert!(head.ends_with(&format!("content-length: {}", body.len())));
+    }
+
+    #[test]
+    fn the_test_certificate_and_its_key_load() {
+        let tls = ServerTls::load(&test_file("server.pem"), &test_file("server.key")).unwrap();
+        assert_eq!(tls.cert(), test_file("server.pem"));
+        assert!(format!("{tls:?}").contains("server.key"));
+    }
+
+    #[test]
+    fn each_wrong_file_is_named_with_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "").unwrap();
+        let missing = dir.path().join("missing.pem");
+        let (cert, key, ca) = (
+            test_file("server.pem"),
+            test_file("server.key"),
+            test_file("ca.pem"),
+        );
+        let cases: [(&Path, &Path, &str); 5] = [
+            (&missing, &key, "tls_cert"),
+            (&empty, &key, "no certificate in the file"),
+            (&cert, &missing, "tls_key"),
+            (&cert, &cert, "no PEM private key"),
+            // The CA's certificate is not the key's.
+            (&ca, &key, "with tls_key"),
+        ];
+        for (c, k, says) in cases {
+            let err = ServerTls::load(c, k).unwrap_err();
+            assert!(err.contains(says), "{c:?} {k:?}: {err}");
+        }
+    }
+}

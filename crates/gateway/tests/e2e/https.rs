@@ -1,0 +1,201 @@
+//! The gateway serving HTTPS (`tls_cert`, `tls_key`; the test certificate
+//! for `localhost` and 127.0.0.1): tool rounds in every dialect, streaming
+//! and not, counted exactly over TLS on the fast path; HTTP/2 chosen by
+//! ALPN served by hyper; plain HTTP sent to the HTTPS port told so; a
+//! handshake that never comes cut off at `client_head_timeout`; a
+//! connection beyond `max_client_connections` refused over TLS.
+
+use std::{sync::Arc, time::Duration};
+
+use http::Method;
+use rustls::pki_types::ServerName;
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::TcpStream,
+};
+use toolwarden_gateway::{Config, ServerTls};
+use toolwarden_mock_provider::MockOptions;
+
+use super::{
+    convo::{Convo, Kind},
+    support::{Harness, h2_client, metric, read_to_close, send, test_ca_client_config},
+};
+use crate::tls_support::tls_file;
+
+fn serve_https(config: &mut Config) {
+    config.tls = Some(ServerTls::load(&tls_file("server.pem"), &tls_file("server.key")).unwrap());
+}
+
+async fn https_gateway(tweak: impl FnOnce(&mut Config)) -> Harness {
+    let opts = MockOptions {
+        calls_per_reply: 2,
+        ..MockOptions::default()
+    };
+    Harness::with(opts, |c| {
+        serve_https(c);
+        tweak(c);
+    })
+    .await
+}
+
+/// A TLS connection to the gateway, trusting the test CA, offering `alpn`.
+async fn tls_connect(
+    h: &Harness,
+    alpn: &[u8],
+) -> std::io::Result<tokio_rustls::client::TlsStream<TcpStream>> {
+    let addr = h.gateway.as_ref().unwrap().addr();
+    let mut config = test_ca_client_config();
+    config.alpn_protocols = vec![alpn.to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tcp = TcpStream::connect(addr).await?;
+    connector
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_rounds_over_https_count_exactly_in_every_dialect() {
+    let mut h = https_gateway(|_| {}).await;
+    assert!(h.gw().starts_with("https://127.0.0.1:"), "{}", h.gw());
+    let outcomes = [
+        (false, "Flight TP123 found: departs 09:05"),
+        (true, "Error: seat 12A is no longer available"),
+    ];
+    let kinds = [Kind::Anthropic, Kind::Chat, Kind::Responses, Kind::Gemini];
+    for kind in kinds {
+        for stream in [false, true] {
+            let session = format!("https-{}-{stream}", kind.dialect());
+            let mut convo = Convo::new(kind, stream, Some(&session));
+            let calls = convo.tool_round(&h.client, &h.gw(), &outcomes).await;
+            let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+            assert_eq!(names, ["lookup", "book"], "{kind:?} stream={stream}");
+        }
+    }
+    // Chat and Responses are both OpenAI's.
+    let rounds = 2.0;
+    let counted = |m: &str| {
+        [("anthropic", 1.0), ("openai", 2.0), ("gemini", 1.0)]
+            .iter()
+            .all(|(provider, dialects)| {
+                ["lookup", "book"].iter().all(|tool| {
+                    metric(
+                        m,
+                        "toolwarden_tool_calls_total",
+                        &[("provider", provider), ("tool", tool)],
+                    ) == rounds * dialects
+                })
+            })
+    };
+    let m = h.metrics_when(counted).await;
+    assert!(counted(&m), "{m}");
+    assert_eq!(
+        metric(&m, "toolwarden_tool_failures_total", &[("tool", "book")]),
+        rounds * kinds.len() as f64,
+        "{m}"
+    );
+    assert_eq!(
+        metric(&m, "toolwarden_tool_failures_total", &[("tool", "lookup")]),
+        0.0
+    );
+    let stats = h.finish().await;
+    assert_eq!(stats.requests.total, 2 * 2 * kinds.len() as u64);
+    assert_eq!(stats.requests.errors, 0);
+    assert_eq!(stats.sessions.len(), 2 * kinds.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_chosen_by_alpn_is_served() {
+    let mut h = https_gateway(|_| {}).await;
+    let client = h2_client();
+    let mut convo = Convo::new(Kind::Anthropic, true, Some("https-h2"));
+    let outcomes = [(false, "found"), (true, "Error: sold out")];
+    let calls = convo.tool_round(&client, &h.gw(), &outcomes).await;
+    assert_eq!(calls.len(), 2);
+    let r = send(
+        &client,
+        Method::GET,
+        format!("{}/healthz", h.gw()),
+        &[],
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let stats = h.finish().await;
+    let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
+    let failures: u64 = stats.tools.iter().map(|t| t.failures).sum();
+    assert_eq!((calls, failures), (2, 1), "{:?}", stats.tools);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_http_to_the_https_port_is_told_to_use_https() {
+    let h = https_gateway(|_| {}).await;
+    let addr = h.gateway.as_ref().unwrap().addr();
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"POST /v1/messages HTTP/1.1\r\nhost: localhost\r\ncontent-length: 2\r\n\r\n{}")
+        .await
+        .unwrap();
+    let answer = read_to_close(&mut s).await;
+    assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
+    assert!(answer.contains("https://"), "{answer}");
+    // The listener goes on serving TLS.
+    let r = send(
+        &h.client,
+        Method::GET,
+        format!("{}/healthz", h.gw()),
+        &[],
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+}
+
+/// A client that connects and never sends its hello, or sends a part of
+/// it, is closed at `client_head_timeout`, as a half-sent head is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handshake_that_never_comes_is_cut_off() {
+    let h = https_gateway(|c| c.client_head_timeout = Duration::from_millis(300)).await;
+    let addr = h.gateway.as_ref().unwrap().addr();
+    for sent in [&b""[..], &[0x16, 0x03, 0x01][..]] {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(sent).await.unwrap();
+        let started = std::time::Instant::now();
+        let mut rest = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut rest)).await;
+        assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "{sent:?}: {read:?}");
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(250) && took < Duration::from_secs(3),
+            "{sent:?}: closed after {took:?}"
+        );
+    }
+}
+
+/// Beyond `max_client_connections` an HTTPS client gets the 503 too, over
+/// TLS, where it can read it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_over_the_cap_is_refused_over_tls() {
+    let h = https_gateway(|c| {
+        c.max_client_connections = 1;
+        c.workers = 1;
+    })
+    .await;
+    let mut first = tls_connect(&h, b"http/1.1").await.unwrap();
+    first
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = [0u8; 512];
+    let n = first.read(&mut buf).await.unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{:?}", &buf[..n]);
+    let mut second = tls_connect(&h, b"http/1.1").await.unwrap();
+    second
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), second.read_to_end(&mut answer)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 503 "), "{answer}");
+    assert!(answer.contains("max_client_connections"), "{answer}");
+    drop(first);
+}
