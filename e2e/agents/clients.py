@@ -171,6 +171,27 @@ def claude_bedrock_key(tools, ws, key, version):
 
 BEDROCK_API_KEY = "ABSKQmVkcm9ja0FQSUtleS1hZ2VudHMtZTJl"
 
+# The gateway's test certificate (localhost and 127.0.0.1) and its CA.
+TLS_DIR = os.path.join(ROOT, "crates/gateway/tests/tls")
+
+
+def claude_https(tools, ws, key, version):
+    """Claude Code through the gateway serving HTTPS (`--tls-cert`,
+    `--tls-key`: the test certificate), trusting its CA as Node programs do,
+    by `NODE_EXTRA_CA_CERTS`."""
+    bin_ = os.path.join(tools, "node_modules", ".bin", "claude")
+    env = claude_cloud_env()
+    env.update({"ANTHROPIC_API_KEY": key, "NODE_EXTRA_CA_CERTS": os.path.join(TLS_DIR, "ca.pem")})
+    argv = [bin_, "--dangerously-skip-permissions", "--model", "claude-sonnet-4-5",
+            "--output-format", "text", "-p", "Run the checks. [[e2e:claude-https]]"]
+    return Client("Claude Code (HTTPS)", version, runs=[Run("claude-https", argv, env)],
+                  scripts={"claude-https": claude_cloud_steps(ws)}, conversations=1, gateway=https_gateway)
+
+
+def https_gateway(tmp, mock_url):
+    """The gateway serving HTTPS with the test certificate."""
+    return (["--tls-cert", os.path.join(TLS_DIR, "server.pem"), "--tls-key", os.path.join(TLS_DIR, "server.key")], {})
+
 # The mock checks requests' SigV4 signatures with this key, as AWS does; the
 # gateway signs with it.
 BEDROCK_MOCK_ARGS = ["--aws-key", f"{AWS_KEY_ID}:{AWS_SECRET}"]

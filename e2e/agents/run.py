@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import sqlite3
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -52,11 +53,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_http(url, timeout=20.0):
+def wait_http(url, timeout=20.0, context=None):
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
-            with urllib.request.urlopen(url, timeout=2) as r:
+            with urllib.request.urlopen(url, timeout=2, context=context) as r:
                 if r.status == 200:
                     return True
         except Exception:  # noqa: BLE001 - not up yet
@@ -84,6 +85,8 @@ class Stack:
         mock_url = f"http://127.0.0.1:{mock_port}"
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
+        # A gateway serving HTTPS (the test certificate) is read trusting its CA.
+        self.ssl = None
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         cloud_args = []
         if client.gateway:
@@ -91,12 +94,15 @@ class Stack:
             env = {k: v for k, v in env.items() if not k.startswith(("AWS_", "GOOGLE_", "CLOUDSDK_"))}
             cloud_args, cloud_env = client.gateway(tmp, mock_url)
             env.update(cloud_env)
+            if "--tls-cert" in cloud_args:
+                self.url = f"https://127.0.0.1:{port}"
+                self.ssl = ssl.create_default_context(cafile=os.path.join(C.TLS_DIR, "ca.pem"))
         self.gw = subprocess.Popen(
             [args.toolwarden, "serve", "--listen", f"127.0.0.1:{port}", "--database", f"sqlite://{self.db}",
              "--openai-upstream", mock_url, "--anthropic-upstream", mock_url, "--gemini-upstream", mock_url]
             + cloud_args,
             env=env, stdout=open(os.path.join(tmp, "gw.out"), "w"), stderr=open(os.path.join(tmp, "gw.err"), "w"))
-        if not (wait_http(f"{mock_url}/healthz") and wait_http(f"{self.url}/healthz")):
+        if not (wait_http(f"{mock_url}/healthz") and wait_http(f"{self.url}/healthz", context=self.ssl)):
             self.stop()
             raise RuntimeError("the mock provider or the gateway did not start: " + self.stderr())
 
@@ -108,7 +114,7 @@ class Stack:
         return "\n".join(out)
 
     def metrics(self):
-        with urllib.request.urlopen(f"{self.url}/metrics", timeout=10) as r:
+        with urllib.request.urlopen(f"{self.url}/metrics", timeout=10, context=self.ssl) as r:
             return r.read().decode()
 
     def stop(self):
@@ -320,7 +326,7 @@ def main():
                     help="the venv's python with Pydantic AI, LangChain, google-genai and google-adk")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
-                    help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,gemini,gemini-compress,codex,opencode,qwen,ai,ai6,"
+                    help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-compress,codex,opencode,qwen,ai,ai6,"
                          "sdk-js,agents,pydantic-ai,langchain,genai,adk)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
@@ -331,6 +337,7 @@ def main():
         "claude-bedrock": lambda ws: C.claude_bedrock(args.tools, ws, KEY, v["claude"]),
         "claude-bedrock-key": lambda ws: C.claude_bedrock_key(args.tools, ws, KEY, v["claude"]),
         "claude-vertex": lambda ws: C.claude_vertex(args.tools, ws, KEY, v["claude"]),
+        "claude-https": lambda ws: C.claude_https(args.tools, ws, KEY, v["claude"]),
         "gemini": lambda ws: C.gemini(args.tools, ws, KEY, v["gemini"]),
         "gemini-compress": lambda ws: C.gemini_compressed(args.tools, ws, KEY, v["gemini"]),
         "codex": lambda ws: C.codex(args.tools, ws, KEY, v["codex"], args.toolwarden),

@@ -9,14 +9,33 @@ async fn fetch_metrics(addr: SocketAddr) -> Result<String, String> {
     get(addr, "/metrics").await
 }
 
-/// The body of `GET path` on `addr`.
+/// The body of `GET path` on `addr` (over TLS to a gateway child serving
+/// HTTPS, `TOOLWARDEN_BENCH_TLS`).
 pub(crate) async fn get(addr: SocketAddr, path: &str) -> Result<String, String> {
-    use http_body_util::{BodyExt, Empty};
     let tcp = tokio::net::TcpStream::connect(addr)
         .await
         .map_err(|e| format!("GET {path}: {e}"))?;
+    match crate::tls::client_for(addr) {
+        None => get_over(tcp, addr, path).await,
+        Some(connector) => {
+            let name = rustls::pki_types::ServerName::try_from("localhost")
+                .map_err(|e| format!("GET {path}: {e}"))?;
+            let tls = connector
+                .connect(name, tcp)
+                .await
+                .map_err(|e| format!("GET {path}: {e}"))?;
+            get_over(tls, addr, path).await
+        }
+    }
+}
+
+async fn get_over<T>(io: T, addr: SocketAddr, path: &str) -> Result<String, String>
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    use http_body_util::{BodyExt, Empty};
     let (mut send, conn) =
-        hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(hyper_util::rt::TokioIo::new(tcp))
+        hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(hyper_util::rt::TokioIo::new(io))
             .await
             .map_err(|e| format!("GET {path}: {e}"))?;
     tokio::spawn(conn);

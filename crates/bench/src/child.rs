@@ -155,6 +155,9 @@ impl GatewayChild {
             .and_then(|a| a.parse().ok())
             .ok_or_else(|| format!("the gateway child did not start: {line:?}"))?;
         let stdin = child.stdin.take();
+        if args.first() == Some(&"--serve-gateway") && crate::tls::on() {
+            crate::tls::served_at(addr);
+        }
         Ok(GatewayChild {
             child,
             stdin,
@@ -462,6 +465,9 @@ pub async fn serve(
     alerts: Option<&str>,
 ) -> Result<(), String> {
     let mut config = Config::for_tests(upstream);
+    // `TOOLWARDEN_BENCH_TLS=1`: the gateway serves HTTPS (the test
+    // certificate), its clients connect over TLS.
+    config.tls = crate::tls::server()?;
     // Issue 19: `off`, or `on[@INTERVAL_MS]:WEBHOOK,OTLP` (alerts every
     // second unless said, OTLP export).
     match alerts {

@@ -94,12 +94,19 @@ impl Conn {
             .await
             .map_err(|e| format!("connect {addr}: {e}"))?;
         let _ = tcp.set_nodelay(true);
-        let (sender, conn) = http1::handshake(TokioIo::new(tcp))
-            .await
-            .map_err(|e| format!("handshake {addr}: {e}"))?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
+        // A gateway child serving HTTPS (`TOOLWARDEN_BENCH_TLS`).
+        let sender = match crate::tls::client_for(addr) {
+            None => handshake(addr, tcp).await?,
+            Some(connector) => {
+                let name = rustls::pki_types::ServerName::try_from("localhost")
+                    .map_err(|e| e.to_string())?;
+                let tls = connector
+                    .connect(name, tcp)
+                    .await
+                    .map_err(|e| format!("TLS handshake {addr}: {e}"))?;
+                handshake(addr, tls).await?
+            }
+        };
         Ok(Conn {
             sender,
             host: addr.to_string(),
@@ -171,6 +178,20 @@ impl Conn {
             None => Err("the stream ended at once".to_string()),
         }
     }
+}
+
+/// HTTP/1's handshake over `io`, its connection driven by a task.
+async fn handshake<T>(addr: SocketAddr, io: T) -> Result<SendRequest<Full<Bytes>>, String>
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, conn) = http1::handshake(TokioIo::new(io))
+        .await
+        .map_err(|e| format!("handshake {addr}: {e}"))?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Ok(sender)
 }
 
 /// Latencies (total and first byte) of `n` sequential requests on one

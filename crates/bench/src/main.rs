@@ -43,6 +43,7 @@ mod rounds;
 mod schema_floor;
 mod soak;
 mod soak_check;
+mod tls;
 
 use std::{process::ExitCode, time::Duration};
 

@@ -41,6 +41,10 @@
 #[allow(dead_code)]
 #[path = "../child.rs"]
 mod child;
+// The HTTPS switch the gateway child reads; its client side is `load.rs`'s.
+#[allow(dead_code)]
+#[path = "../tls.rs"]
+mod tls;
 
 #[allow(dead_code)]
 #[path = "../admin.rs"]

@@ -15,6 +15,10 @@ use yawc::{Frame, OpCode, Options, WebSocket};
 /// A test socket.
 pub type Socket = WebSocket<TcpStream>;
 
+/// What a socket runs over: TCP, or TLS to a gateway serving HTTPS.
+pub trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Stream for S {}
+
 /// Connect to `base` (`http://ADDR`) `/v1/responses` with these headers.
 pub async fn connect(base: &str, headers: &[(&str, &str)], deflate: bool) -> Socket {
     try_connect(base, headers, deflate)
@@ -56,13 +60,13 @@ pub async fn connect_path(
 }
 
 /// Send one text message.
-pub async fn send_text(ws: &mut Socket, text: impl Into<Bytes>) {
+pub async fn send_text<S: Stream>(ws: &mut WebSocket<S>, text: impl Into<Bytes>) {
     ws.send(Frame::text(text.into())).await.expect("send");
 }
 
 /// The next text message (pings and pongs skipped), or the close frame's
 /// code when the socket closes.
-pub async fn next(ws: &mut Socket) -> Result<Bytes, Option<u16>> {
+pub async fn next<S: Stream>(ws: &mut WebSocket<S>) -> Result<Bytes, Option<u16>> {
     loop {
         let frame = tokio::time::timeout(Duration::from_secs(10), ws.next_frame())
             .await
@@ -77,7 +81,7 @@ pub async fn next(ws: &mut Socket) -> Result<Bytes, Option<u16>> {
 }
 
 /// Send a `response.create` and read its events up to the last one.
-pub async fn turn(ws: &mut Socket, body: &Value) -> Vec<Bytes> {
+pub async fn turn<S: Stream>(ws: &mut WebSocket<S>, body: &Value) -> Vec<Bytes> {
     let mut message = body.clone();
     message["type"] = json!("response.create");
     send_text(ws, message.to_string()).await;
