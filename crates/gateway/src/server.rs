@@ -173,6 +173,10 @@ impl Gateway {
             shared.sinks.metrics.retention.clone(),
             shutdown_rx.clone(),
         );
+        // A renewed certificate is served without a restart.
+        if let Some(tls) = shared.config.tls.clone() {
+            tokio::spawn(tls.watch(crate::server_tls::RELOAD_CHECK, shutdown_rx.clone()));
+        }
         let (force, force_rx) = watch::channel(false);
         let (guard, connections) = mpsc::channel(1);
         let mut workers = Vec::with_capacity(shared.config.workers);

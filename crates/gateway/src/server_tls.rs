@@ -1,8 +1,14 @@
 //! HTTPS on the gateway's own listener (`tls_cert` and `tls_key`): the
-//! certificate chain and its private key, read and checked once at start
+//! certificate chain and its private key, read and checked at start
 //! ([`ServerTls::load`]), and the handshake each client connection makes
 //! before its first request ([`ServerTls::accept`]), within
 //! `client_head_timeout` like the request head it precedes.
+//!
+//! A gateway runs for weeks and certificates are renewed (Let's Encrypt's
+//! every 60 days): the files are looked at every [`RELOAD_CHECK`] and, once
+//! they changed, read again ([`ServerTls::reload`]); a new pair that holds
+//! together is served to the connections that come after, one that does
+//! not is warned of and the old pair kept.
 //!
 //! Offered by ALPN: `h2` and `http/1.1`. A connection that chose `h2` (or
 //! sends HTTP/2's preface) is served by hyper, as plain HTTP/2 is; the
@@ -13,18 +19,26 @@ use std::{
     fmt, io,
     path::{Path, PathBuf},
     sync::{
-        Arc,
+        Arc, Mutex, RwLock,
         atomic::{AtomicU64, Ordering},
     },
-    time::Duration,
+    time::{Duration, SystemTime},
 };
 
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
-use tokio::{io::AsyncWriteExt, net::TcpStream};
+use rustls::{
+    crypto::CryptoProvider,
+    pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject},
+    server::{ClientHello, ResolvesServerCert},
+    sign::CertifiedKey,
+};
+use tokio::{io::AsyncWriteExt, net::TcpStream, sync::watch};
 use tokio_rustls::{TlsAcceptor, server::TlsStream};
 
 /// The protocols offered by ALPN, most preferred first.
 const ALPN: [&[u8]; 2] = [b"h2", b"http/1.1"];
+
+/// How often the certificate and key files are looked at for a change.
+pub(crate) const RELOAD_CHECK: Duration = Duration::from_secs(30);
 
 /// The gateway's TLS server side: its certificate and key, and the
 /// acceptor made of them.
@@ -33,6 +47,24 @@ pub struct ServerTls {
     cert: PathBuf,
     key: PathBuf,
     acceptor: TlsAcceptor,
+    served: Arc<Served>,
+}
+
+/// The pair served now, swapped when the files change.
+#[derive(Debug)]
+struct Served {
+    pair: RwLock<Arc<CertifiedKey>>,
+    /// The files' modification times and sizes when last read.
+    seen: Mutex<Option<Stamps>>,
+}
+
+/// Each file's modification time and size.
+type Stamps = [(SystemTime, u64); 2];
+
+impl ResolvesServerCert for Served {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.pair.read().unwrap_or_else(|e| e.into_inner()).clone())
+    }
 }
 
 // === impl ServerTls ===
@@ -42,48 +74,71 @@ impl ServerTls {
     /// (a PEM private key: PKCS#8, PKCS#1 or SEC1) and check that the key
     /// is the certificate's. The error says which file and what is wrong.
     pub fn load(cert: &Path, key: &Path) -> Result<ServerTls, String> {
-        let pem = std::fs::read(cert).map_err(|e| format!("tls_cert {}: {e}", cert.display()))?;
-        let chain = CertificateDer::pem_slice_iter(&pem)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| {
-                format!(
-                    "tls_cert {}: not a PEM certificate file ({e})",
-                    cert.display()
-                )
-            })?;
-        if chain.is_empty() {
-            return Err(format!(
-                "tls_cert {}: no certificate in the file",
-                cert.display()
-            ));
-        }
-        let pem = std::fs::read(key).map_err(|e| format!("tls_key {}: {e}", key.display()))?;
-        let private = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
-            format!(
-                "tls_key {}: no PEM private key in the file ({e})",
-                key.display()
-            )
-        })?;
-        let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS: {e}"))?
-        .with_no_client_auth()
-        .with_single_cert(chain, private)
-        .map_err(|e| {
-            format!(
-                "tls_cert {} with tls_key {}: {e}",
-                cert.display(),
-                key.display()
-            )
-        })?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let seen = stamps(cert, key);
+        let pair = read_pair(cert, key, &provider)?;
+        let served = Arc::new(Served {
+            pair: RwLock::new(Arc::new(pair)),
+            seen: Mutex::new(seen),
+        });
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("TLS: {e}"))?
+            .with_no_client_auth()
+            .with_cert_resolver(served.clone());
         config.alpn_protocols = ALPN.iter().map(|p| p.to_vec()).collect();
         Ok(ServerTls {
             cert: cert.to_path_buf(),
             key: key.to_path_buf(),
             acceptor: TlsAcceptor::from(Arc::new(config)),
+            served,
         })
+    }
+
+    /// Read the files again if either changed (its modification time or
+    /// size) since they were last read: `Ok(true)` when the new pair is
+    /// served from now on, `Ok(false)` when nothing changed, an error (the
+    /// old pair still served) when the new files do not hold together —
+    /// once per change: a renewal that writes the certificate, then the
+    /// key, is read again when the key comes.
+    pub fn reload(&self) -> Result<bool, String> {
+        let now = stamps(&self.cert, &self.key);
+        {
+            let mut seen = self.served.seen.lock().unwrap_or_else(|e| e.into_inner());
+            if now.is_none() || *seen == now {
+                return Ok(false);
+            }
+            *seen = now;
+        }
+        let provider = rustls::crypto::ring::default_provider();
+        let pair = read_pair(&self.cert, &self.key, &provider)?;
+        *self.served.pair.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(pair);
+        Ok(true)
+    }
+
+    /// Look at the files every `every` until `stop`, reloading the pair
+    /// when they change (a task on the control runtime).
+    pub(crate) async fn watch(self, every: Duration, mut stop: watch::Receiver<bool>) {
+        loop {
+            tokio::select! {
+                _ = stop.wait_for(|stop| *stop) => return,
+                () = tokio::time::sleep(every) => {}
+            }
+            let tls = self.clone();
+            let reloaded = tokio::task::spawn_blocking(move || tls.reload()).await;
+            match reloaded {
+                Ok(Ok(true)) => tracing::info!(
+                    cert = %self.cert.display(),
+                    "TLS certificate reloaded"
+                ),
+                Ok(Ok(false)) => {}
+                Ok(Err(e)) => tracing::warn!(
+                    error = %e,
+                    "TLS certificate changed but not reloaded; the previous one is still served"
+                ),
+                Err(_) => return,
+            }
+        }
     }
 
     /// The certificate file.
@@ -127,6 +182,48 @@ impl ServerTls {
             .inspect_err(failed),
         }
     }
+}
+
+/// The chain of `cert` and the key of `key`, checked to belong together.
+fn read_pair(cert: &Path, key: &Path, provider: &CryptoProvider) -> Result<CertifiedKey, String> {
+    let pem = std::fs::read(cert).map_err(|e| format!("tls_cert {}: {e}", cert.display()))?;
+    let chain = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            format!(
+                "tls_cert {}: not a PEM certificate file ({e})",
+                cert.display()
+            )
+        })?;
+    if chain.is_empty() {
+        return Err(format!(
+            "tls_cert {}: no certificate in the file",
+            cert.display()
+        ));
+    }
+    let pem = std::fs::read(key).map_err(|e| format!("tls_key {}: {e}", key.display()))?;
+    let private = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
+        format!(
+            "tls_key {}: no PEM private key in the file ({e})",
+            key.display()
+        )
+    })?;
+    CertifiedKey::from_der(chain, private, provider).map_err(|e| {
+        format!(
+            "tls_cert {} with tls_key {}: {e}",
+            cert.display(),
+            key.display()
+        )
+    })
+}
+
+/// The files' modification times and sizes (`None`: one cannot be read).
+fn stamps(cert: &Path, key: &Path) -> Option<Stamps> {
+    let stamp = |path: &Path| {
+        let meta = std::fs::metadata(path).ok()?;
+        Some((meta.modified().ok()?, meta.len()))
+    };
+    Some([stamp(cert)?, stamp(key)?])
 }
 
 /// The first byte of a TLS handshake record (a ClientHello's).
@@ -177,6 +274,57 @@ mod tests {
         let tls = ServerTls::load(&test_file("server.pem"), &test_file("server.key")).unwrap();
         assert_eq!(tls.cert(), test_file("server.pem"));
         assert!(format!("{tls:?}").contains("server.key"));
+    }
+
+    /// A new self-signed pair for `localhost`, as PEM (certificate, key),
+    /// and the certificate's DER.
+    fn new_pair() -> (String, String, Vec<u8>) {
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+        (
+            made.cert.pem(),
+            made.key_pair.serialize_pem(),
+            made.cert.der().to_vec(),
+        )
+    }
+
+    fn served_der(tls: &ServerTls) -> Vec<u8> {
+        let pair = tls.served.pair.read().unwrap().clone();
+        pair.end_entity_cert().unwrap().to_vec()
+    }
+
+    /// Renewed files are served once read again; files that do not hold
+    /// together leave the pair served before, and are reported once.
+    #[test]
+    fn a_renewed_pair_is_served_and_a_broken_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+        std::fs::copy(test_file("server.pem"), &cert).unwrap();
+        std::fs::copy(test_file("server.key"), &key).unwrap();
+        let tls = ServerTls::load(&cert, &key).unwrap();
+        let first = served_der(&tls);
+        assert_eq!(tls.reload(), Ok(false), "nothing changed");
+
+        let (new_cert, new_key, new_der) = new_pair();
+        std::fs::write(&cert, &new_cert).unwrap();
+        std::fs::write(&key, &new_key).unwrap();
+        assert_eq!(tls.reload(), Ok(true));
+        assert_eq!(served_der(&tls), new_der);
+        assert_ne!(served_der(&tls), first);
+
+        // The old certificate with the new key: refused, the pair kept.
+        std::fs::copy(test_file("server.pem"), &cert).unwrap();
+        let err = tls.reload().unwrap_err();
+        assert!(err.contains("with tls_key"), "{err}");
+        assert_eq!(served_der(&tls), new_der);
+        assert_eq!(tls.reload(), Ok(false), "reported once per change");
+        // The key follows: the pair holds together again.
+        std::fs::copy(test_file("server.key"), &key).unwrap();
+        assert_eq!(tls.reload(), Ok(true));
+        assert_eq!(served_der(&tls), first);
+        // A file gone: nothing read, nothing changed.
+        std::fs::remove_file(&key).unwrap();
+        assert_eq!(tls.reload(), Ok(false));
+        assert_eq!(served_der(&tls), first);
     }
 
     #[test]

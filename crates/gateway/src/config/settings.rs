@@ -177,7 +177,7 @@ macro_rules! settings {
 settings! {
     /// Address to listen on, `host:port` (or a bare port, on 127.0.0.1).
     listen: String = "127.0.0.1:8080";
-    /// Serve HTTPS: a PEM file of the gateway's certificate chain (its own certificate first), with `tls_key`. Read once at start; clients then use `https://` (ALPN offers `h2` and `http/1.1`).
+    /// Serve HTTPS: a PEM file of the gateway's certificate chain (its own certificate first), with `tls_key`. Checked at start, read again when either file changes (looked at every 30 s); clients then use `https://` (ALPN offers `h2` and `http/1.1`).
     tls_cert: PathBuf = "";
     /// The PEM private key (PKCS#8, PKCS#1 or SEC1) of `tls_cert`'s certificate.
     tls_key: PathBuf = "";

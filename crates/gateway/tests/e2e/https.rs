@@ -199,3 +199,52 @@ async fn a_connection_over_the_cap_is_refused_over_tls() {
     assert!(answer.contains("max_client_connections"), "{answer}");
     drop(first);
 }
+
+/// The certificate files renewed under a running gateway: once read again
+/// (what the gateway does every 30 s; here at once) new connections get
+/// the new certificate, and a request over one is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewed_certificate_is_served_without_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::copy(tls_file("server.pem"), &cert).unwrap();
+    std::fs::copy(tls_file("server.key"), &key).unwrap();
+    let tls = ServerTls::load(&cert, &key).unwrap();
+    let served = tls.clone();
+    let h = https_gateway(move |c| c.tls = Some(tls)).await;
+    assert!(tls_connect(&h, b"http/1.1").await.is_ok());
+
+    let renewed = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    std::fs::write(&cert, renewed.cert.pem()).unwrap();
+    std::fs::write(&key, renewed.key_pair.serialize_pem()).unwrap();
+    assert_eq!(served.reload(), Ok(true));
+
+    // The old CA no longer verifies what is served; the new certificate does.
+    assert!(tls_connect(&h, b"http/1.1").await.is_err());
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(renewed.cert.der().clone()).unwrap();
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let addr = h.gateway.as_ref().unwrap().addr();
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let mut s = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .expect("the renewed certificate");
+    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut answer)).await;
+    assert!(
+        answer.starts_with(b"HTTP/1.1 200"),
+        "{:?}",
+        String::from_utf8_lossy(&answer)
+    );
+}
