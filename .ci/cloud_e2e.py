@@ -39,6 +39,7 @@ import contextlib
 import json
 import os
 import re
+import ssl
 import sys
 import time
 import traceback
@@ -442,36 +443,6 @@ def bedrock_api_key_needs_https(args):
     return run
 
 
-def https_counts(args):
-    import ssl
-
-    context = ssl.create_default_context(cafile=args.ca)
-
-    def run(_):
-        deadline = time.time() + 10
-        while True:
-            text = urllib.request.urlopen(f"{args.https_gateway}/metrics", context=context).read().decode()
-            problems = []
-            for provider, n in https_expected.items():
-                for name, tool, value in (
-                    ("toolwarden_tool_calls_total", "lookup", n),
-                    ("toolwarden_tool_calls_total", "book", n),
-                    ("toolwarden_tool_failures_total", "book", n),
-                    ("toolwarden_tool_failures_total", "lookup", 0),
-                ):
-                    got = metric(text, name, {"provider": provider, "tool": tool})
-                    if got != value:
-                        problems.append(f"https {name}{{provider={provider},tool={tool}}} = {got}, expected {value}")
-            if not problems or time.time() > deadline:
-                break
-            time.sleep(0.1)
-        if problems:
-            raise AssertionError("\n".join(problems))
-        print("https counts: " + ", ".join(f"{p}: {n} rounds" for p, n in sorted(https_expected.items())))
-
-    return run
-
-
 CUT_MODEL = "toolwarden.cut-midstream-v1"  # the mock cuts its streams (--cut-stream)
 
 
@@ -527,11 +498,14 @@ def metric(text, name, labels):
     return total
 
 
-def counts(gateway):
+def counts(gateway, calls_of, failures_of, context=None):
+    """/metrics of `gateway` counts per provider `calls_of[p]` rounds' calls
+    and `failures_of[p]` rounds' failures (polled until the recorder has
+    caught up, at most 10 s); `context` trusts an HTTPS gateway's CA."""
     def want(text):
         problems = []
-        for provider, n in failures_expected.items():
-            c = calls_expected[provider]
+        for provider, n in failures_of.items():
+            c = calls_of[provider]
             for name, tool, value in (
                 ("toolwarden_tool_calls_total", "lookup", c),
                 ("toolwarden_tool_calls_total", "book", c),
@@ -540,20 +514,20 @@ def counts(gateway):
             ):
                 got = metric(text, name, {"provider": provider, "tool": tool})
                 if got != value:
-                    problems.append(f"{name}{{provider={provider},tool={tool}}} = {got}, expected {value}")
+                    problems.append(f"{gateway} {name}{{provider={provider},tool={tool}}} = {got}, expected {value}")
         return problems
 
     deadline = time.time() + 10
     while True:
-        text = urllib.request.urlopen(f"{gateway}/metrics").read().decode()
+        text = urllib.request.urlopen(f"{gateway}/metrics", context=context).read().decode()
         problems = want(text)
         if not problems or time.time() > deadline:
             break
         time.sleep(0.1)
     if problems:
         raise AssertionError("\n".join(problems))
-    print("counts: " + ", ".join(
-        f"{p}: calls of {calls_expected[p]} rounds, failures of {n}" for p, n in sorted(failures_expected.items())
+    print(f"counts at {gateway}: " + ", ".join(
+        f"{p}: calls of {calls_of[p]} rounds, failures of {n}" for p, n in sorted(failures_of.items())
     ))
 
 
@@ -581,12 +555,14 @@ def main():
     check("bedrock-direct-signature-check", None, bedrock_direct(args))
     check("bedrock-api-key-refused", None, bedrock_api_key_refused(args))
     check("bedrock-converse-stream-cut", None, bedrock_converse_cut(args))
-    check("counts-per-tool", None, lambda _: counts(args.gateway))
+    check("counts-per-tool", None, lambda _: counts(args.gateway, calls_expected, failures_expected))
     for stream in (False, True):
         s = "stream" if stream else "json"
         check(f"bedrock-converse-api-key-https-{s}", "bedrock", bedrock_converse_api_key_https(args, stream), https=True)
     check("bedrock-api-key-needs-https", None, bedrock_api_key_needs_https(args))
-    check("https-counts-per-tool", None, https_counts(args))
+    https_ca = ssl.create_default_context(cafile=args.ca)
+    check("https-counts-per-tool", None,
+          lambda _: counts(args.https_gateway, https_expected, https_expected, context=https_ca))
     print(f"cloud-e2e: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

@@ -9,16 +9,7 @@
 //! the session for the socket, so a writer that is done flushes
 //! (a plain socket's flush does nothing).
 
-use std::{
-    io,
-    pin::Pin,
-    task::{Context, Poll},
-};
-
-use tokio::{
-    io::{AsyncRead, AsyncWrite, ReadBuf},
-    net::TcpStream,
-};
+use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
 
 /// A client connection: plain, or after its TLS handshake.
@@ -30,60 +21,4 @@ pub(crate) enum ClientIo {
     Tls(Box<TlsStream<TcpStream>>),
 }
 
-impl AsyncRead for ClientIo {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            ClientIo::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            ClientIo::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for ClientIo {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            ClientIo::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            ClientIo::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            ClientIo::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            ClientIo::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-        }
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        match self {
-            ClientIo::Plain(s) => s.is_write_vectored(),
-            ClientIo::Tls(s) => s.is_write_vectored(),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            ClientIo::Plain(s) => Pin::new(s).poll_flush(cx),
-            ClientIo::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            ClientIo::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            ClientIo::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
-    }
-}
+crate::plain_or_tls::impl_plain_or_tls!(ClientIo);

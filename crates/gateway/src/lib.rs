@@ -55,6 +55,7 @@ pub mod metrics;
 mod observe;
 mod otel;
 mod pipeline;
+mod plain_or_tls;
 mod proxy;
 mod rebinding;
 mod recorder;

@@ -21,7 +21,7 @@ use std::{
 };
 
 use tokio::{
-    io::{AsyncRead, AsyncWrite, ReadBuf},
+    io::{AsyncRead, ReadBuf},
     net::TcpStream,
 };
 use tokio_rustls::{TlsConnector, client::TlsStream};
@@ -223,63 +223,7 @@ fn peek_readable(tcp: &TcpStream, cx: &mut Context<'_>) -> bool {
     !matches!(tcp.poll_peek(cx, &mut buf), Poll::Pending)
 }
 
-impl AsyncRead for UpstreamIo {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            UpstreamIo::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            UpstreamIo::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for UpstreamIo {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            UpstreamIo::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            UpstreamIo::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            UpstreamIo::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            UpstreamIo::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-        }
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        match self {
-            UpstreamIo::Plain(s) => s.is_write_vectored(),
-            UpstreamIo::Tls(s) => s.is_write_vectored(),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            UpstreamIo::Plain(s) => Pin::new(s).poll_flush(cx),
-            UpstreamIo::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            UpstreamIo::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            UpstreamIo::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
-    }
-}
+crate::plain_or_tls::impl_plain_or_tls!(UpstreamIo);
 
 #[cfg(test)]
 mod tests {

@@ -18,7 +18,7 @@ use toolwarden_mock_provider::MockOptions;
 
 use super::{
     convo::{Convo, Kind},
-    support::{Harness, h2_client, metric, read_to_close, send, test_ca_client_config},
+    support::{Harness, HttpClient, h2_client, metric, read_to_close, send, test_ca_client_config},
 };
 use crate::tls_support::tls_file;
 
@@ -36,6 +36,13 @@ async fn https_gateway(tweak: impl FnOnce(&mut Config)) -> Harness {
         tweak(c);
     })
     .await
+}
+
+/// `GET /healthz` by `client` answers 200.
+async fn assert_healthy(h: &Harness, client: &HttpClient) {
+    let url = format!("{}/healthz", h.gw());
+    let r = send(client, Method::GET, url, &[], Vec::new()).await;
+    assert_eq!(r.status, 200);
 }
 
 /// A TLS connection to the gateway, trusting the test CA, offering `alpn`.
@@ -111,15 +118,7 @@ async fn http2_chosen_by_alpn_is_served() {
     let outcomes = [(false, "found"), (true, "Error: sold out")];
     let calls = convo.tool_round(&client, &h.gw(), &outcomes).await;
     assert_eq!(calls.len(), 2);
-    let r = send(
-        &client,
-        Method::GET,
-        format!("{}/healthz", h.gw()),
-        &[],
-        Vec::new(),
-    )
-    .await;
-    assert_eq!(r.status, 200);
+    assert_healthy(&h, &client).await;
     let stats = h.finish().await;
     let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
     let failures: u64 = stats.tools.iter().map(|t| t.failures).sum();
@@ -138,15 +137,7 @@ async fn plain_http_to_the_https_port_is_told_to_use_https() {
     assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
     assert!(answer.contains("https://"), "{answer}");
     // The listener goes on serving TLS.
-    let r = send(
-        &h.client,
-        Method::GET,
-        format!("{}/healthz", h.gw()),
-        &[],
-        Vec::new(),
-    )
-    .await;
-    assert_eq!(r.status, 200);
+    assert_healthy(&h, &h.client).await;
 }
 
 /// A client that connects and never sends its hello, or sends a part of

@@ -12,6 +12,20 @@ use crate::e2e::support::Harness;
 
 const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
 
+/// A tool conversation's two turns over `ws`: the model calls a tool, the
+/// client answers it with `output`, the model finishes.
+async fn two_turns<S: super::client::Stream>(ws: &mut yawc::WebSocket<S>, output: &str) {
+    let first = json!({"model": "gpt-5", "input": [{"role": "user", "content": "Book TP123"}],
+        "tools": [{"type": "function", "name": "book_flight", "parameters": {"type": "object"}}]});
+    let events = turn(ws, &first).await;
+    let (calls, id) = calls_of(&events);
+    assert_eq!(calls.len(), 1, "one tool call");
+    let second = json!({"model": "gpt-5", "previous_response_id": id, "input": [
+        {"type": "function_call_output", "call_id": calls[0].0, "output": output}]});
+    let events = turn(ws, &second).await;
+    assert!(String::from_utf8_lossy(events.last().unwrap()).contains("response.completed"));
+}
+
 fn tls_mock(tls: &MockTls) -> MockOptions {
     MockOptions {
         tls: Some(tls.clone()),
@@ -26,15 +40,7 @@ async fn turns_reach_an_https_upstream_over_wss() {
     let mut h = Harness::with(tls_mock(&tls), |c| c.upstream_roots.push(ca)).await;
     assert!(h.mock.base_url().starts_with("https://localhost:"));
     let mut ws = connect(&h.gw(), &[AUTH], true).await;
-    let first = json!({"model": "gpt-5", "input": [{"role": "user", "content": "Book TP123"}],
-        "tools": [{"type": "function", "name": "book_flight", "parameters": {"type": "object"}}]});
-    let events = turn(&mut ws, &first).await;
-    let (calls, id) = calls_of(&events);
-    assert_eq!(calls.len(), 1, "one tool call");
-    let second = json!({"model": "gpt-5", "previous_response_id": id, "input": [
-        {"type": "function_call_output", "call_id": calls[0].0, "output": "booked"}]});
-    let events = turn(&mut ws, &second).await;
-    assert!(String::from_utf8_lossy(events.last().unwrap()).contains("response.completed"));
+    two_turns(&mut ws, "booked").await;
     drop(ws);
     let received = h.mock.received();
     assert_eq!(received.len(), 2, "both messages went over wss://");
@@ -101,15 +107,7 @@ async fn turns_over_wss_to_a_gateway_serving_https() {
         yawc::WebSocket::handshake_with_request(url, stream, yawc::Options::default(), request)
             .await
             .expect("the upgrade over TLS");
-    let first = json!({"model": "gpt-5", "input": [{"role": "user", "content": "Book TP123"}],
-        "tools": [{"type": "function", "name": "book_flight", "parameters": {"type": "object"}}]});
-    let events = turn(&mut ws, &first).await;
-    let (calls, id) = calls_of(&events);
-    assert_eq!(calls.len(), 1, "one tool call");
-    let second = json!({"model": "gpt-5", "previous_response_id": id, "input": [
-        {"type": "function_call_output", "call_id": calls[0].0, "output": "Error: sold out"}]});
-    let events = turn(&mut ws, &second).await;
-    assert!(String::from_utf8_lossy(events.last().unwrap()).contains("response.completed"));
+    two_turns(&mut ws, "Error: sold out").await;
     drop(ws);
     let stats = h.finish().await;
     assert_eq!((stats.requests.total, stats.requests.errors), (2, 0));
