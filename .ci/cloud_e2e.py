@@ -29,7 +29,9 @@ internalServerException event (EventStreamError), within a read timeout.
 Then boto3 with a Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK`, no AWS keys)
 through a second gateway serving HTTPS with the test certificate (its CA as
 `AWS_CA_BUNDLE`), counted on that gateway's /metrics; over the plain-HTTP
-gateway botocore refuses to send the key.
+gateway botocore refuses to send the key. openai.AzureOpenAI and
+AnthropicBedrock (a Bedrock API key) go through the HTTPS gateway too, the
+CA given as `SSL_CERT_FILE`.
 
 Prints `cloud-e2e: N passed, M failed` and exits non-zero on any failure.
 """
@@ -87,11 +89,11 @@ def names(calls):
 
 # --- Azure OpenAI -----------------------------------------------------------
 
-def azure(args, stream):
+def azure(args, stream, gateway=None):
     import openai
 
     client = openai.AzureOpenAI(
-        azure_endpoint=f"{args.gateway}/azure",
+        azure_endpoint=f"{gateway or args.gateway}/azure",
         api_key=args.azure_key,
         api_version="2024-10-21",
         max_retries=0,
@@ -277,14 +279,14 @@ def bedrock_invoke(args, stream):
     return anthropic_round(client, BEDROCK_MODEL, stream)
 
 
-def bedrock_invoke_api_key(args, stream, api_key=None):
+def bedrock_invoke_api_key(args, stream, api_key=None, gateway=None):
     """AnthropicBedrock with a Bedrock API key (`Authorization: Bearer`, as
     `AWS_BEARER_TOKEN_BEDROCK` gives it): the gateway passes it on as it
     came, unsigned, and the mock checks it as AWS does."""
     import anthropic
 
     client = anthropic.AnthropicBedrock(api_key=api_key or args.bedrock_api_key, aws_region="us-east-1",
-                                        base_url=f"{args.gateway}/bedrock", max_retries=0)
+                                        base_url=f"{gateway or args.gateway}/bedrock", max_retries=0)
     return anthropic_round(client, BEDROCK_MODEL, stream)
 
 
@@ -387,6 +389,20 @@ def bedrock_converse(args, stream, client=None):
         content = ask(messages)
         if any("toolUse" in b for b in content):
             raise AssertionError(f"expected a text answer, got {content}")
+
+    return run
+
+
+def with_ca(ca, make):
+    """The scenario `make()` gives, its client made and run with
+    `SSL_CERT_FILE` naming `ca`: how httpx (under the OpenAI and Anthropic
+    SDKs) is given a private CA."""
+    def run(prompt):
+        os.environ["SSL_CERT_FILE"] = ca
+        try:
+            make()(prompt)
+        finally:
+            os.environ.pop("SSL_CERT_FILE", None)
 
     return run
 
@@ -559,6 +575,10 @@ def main():
     for stream in (False, True):
         s = "stream" if stream else "json"
         check(f"bedrock-converse-api-key-https-{s}", "bedrock", bedrock_converse_api_key_https(args, stream), https=True)
+        check(f"azure-chat-https-{s}", "azure",
+              with_ca(args.ca, lambda: azure(args, stream, gateway=args.https_gateway)), https=True)
+        check(f"bedrock-invoke-api-key-https-{s}", "bedrock",
+              with_ca(args.ca, lambda: bedrock_invoke_api_key(args, stream, gateway=args.https_gateway)), https=True)
     check("bedrock-api-key-needs-https", None, bedrock_api_key_needs_https(args))
     https_ca = ssl.create_default_context(cafile=args.ca)
     check("https-counts-per-tool", None,

@@ -37,7 +37,8 @@ plain_url=$gw_url
 # over HTTPS.
 tls=crates/gateway/tests/tls
 ci_start_gateway cloud-https env -i PATH="$PATH" HOME="$tmp" -- \
-  --database "sqlite://$tmp/toolwarden-https.db" --bedrock-upstream "$mock_url" --bedrock-region us-east-1 \
+  --database "sqlite://$tmp/toolwarden-https.db" --azure-upstream "$mock_url" \
+  --bedrock-upstream "$mock_url" --bedrock-region us-east-1 \
   --tls-cert "$tls/server.pem" --tls-key "$tls/server.key"
 
 rc=0
