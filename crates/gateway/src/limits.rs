@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::{client_io::ClientIo, server_tls::ServerTls};
+use crate::{client_io::ClientIo, metrics::Metrics, server_tls::ServerTls};
 
 /// Longest name taken from a request or a response into the records and
 /// the metric labels — model, tool name, response id,
@@ -124,7 +124,7 @@ impl ConnectionSlots {
     /// not take a socket per refusal for long).
     /// Over HTTPS (`tls`) the answer follows the handshake, which has the
     /// head's wait.
-    pub(crate) async fn refuse(&self, stream: TcpStream, tls: Option<ServerTls>) {
+    pub(crate) async fn refuse(&self, stream: TcpStream, tls: Option<(ServerTls, Arc<Metrics>)>) {
         let n = self.refused.fetch_add(1, Ordering::Relaxed);
         if n.is_power_of_two() || n == 0 {
             tracing::warn!(
@@ -150,7 +150,8 @@ impl ConnectionSlots {
         let _ = tokio::time::timeout(REFUSAL_TIME, async {
             let mut stream = match tls {
                 None => ClientIo::Plain(stream),
-                Some(tls) => match tls.accept(stream, REFUSAL_HEAD_WAIT).await {
+                Some((tls, metrics)) => match tls.accept(stream, REFUSAL_HEAD_WAIT, &metrics).await
+                {
                     Ok(tls) => ClientIo::Tls(Box::new(tls)),
                     Err(_) => return,
                 },

@@ -76,6 +76,10 @@ pub const REFUSED_REQUESTS_TOTAL: &str = "toolwarden_refused_requests_total";
 /// ([`events::FallbackReason`]).
 pub const VERTEX_LIVE_FALLBACKS_TOTAL: &str = "toolwarden_vertex_live_fallbacks_total";
 
+/// Client TLS handshakes that failed on a gateway serving HTTPS, by reason
+/// ([`events::HandshakeFailure`]).
+pub const TLS_HANDSHAKES_FAILED_TOTAL: &str = "toolwarden_tls_handshakes_failed_total";
+
 /// Most distinct label sets per metric; beyond it, values become `other`
 /// (model and tool names come from clients and must not grow memory without bound).
 /// Each value is also cut to [`MAX_NAME_LEN`](crate::limits::MAX_NAME_LEN)
@@ -106,6 +110,8 @@ pub struct Metrics {
     refused_requests: Family,
     /// Vertex AI Live sockets that fell back ([`events::VertexLiveFallback`]).
     vertex_live_fallbacks: Family,
+    /// Client TLS handshakes that failed ([`events::TlsHandshakeFailed`]).
+    tls_handshakes_failed: Family,
     /// Firing alerts and webhook counters (issue 19), rendered with the rest.
     pub(crate) alerts: Arc<alerts_board::AlertsBoard>,
     /// OTLP export counters (issue 19).
@@ -157,6 +163,7 @@ impl Metrics {
             overhead: Histogram::new(OVERHEAD_BUCKETS),
             refused_requests: Family::new(&["reason"]),
             vertex_live_fallbacks: Family::new(&["reason"]),
+            tls_handshakes_failed: Family::new(&["reason"]),
             alerts: Arc::default(),
             otlp: Arc::default(),
             retention: Arc::default(),
@@ -168,6 +175,9 @@ impl Metrics {
         }
         for reason in events::FallbackReason::ALL {
             metrics.vertex_live_fallbacks.add(&[reason.as_str()], 0);
+        }
+        for reason in events::HandshakeFailure::ALL {
+            metrics.tls_handshakes_failed.add(&[reason.as_str()], 0);
         }
         metrics
     }
@@ -223,6 +233,7 @@ impl Metrics {
         let family = match name {
             REFUSED_REQUESTS_TOTAL => &self.refused_requests,
             VERTEX_LIVE_FALLBACKS_TOTAL => &self.vertex_live_fallbacks,
+            TLS_HANDSHAKES_FAILED_TOTAL => &self.tls_handshakes_failed,
             TOOL_CALLS_TOTAL => &self.tool_calls,
             TOOL_FAILURES_TOTAL => &self.tool_failures,
             TOOL_RESULTS_TOTAL => &self.tool_results,
@@ -245,7 +256,7 @@ impl Metrics {
             "# HELP {BUILD_INFO} The gateway's version.\n# TYPE {BUILD_INFO} gauge\n{BUILD_INFO}{{version=\"{}\"}} 1",
             env!("CARGO_PKG_VERSION")
         );
-        let families: [(&str, &str, &Family); 10] = [
+        let families: [(&str, &str, &Family); 11] = [
             (
                 TOOL_CALLS_TOTAL,
                 "Tool calls made by models.",
@@ -295,6 +306,11 @@ impl Metrics {
                 VERTEX_LIVE_FALLBACKS_TOTAL,
                 "Vertex AI Live sockets sent to the global endpoint because their first message named no location (no_location) or none came in time (timeout).",
                 &self.vertex_live_fallbacks,
+            ),
+            (
+                TLS_HANDSHAKES_FAILED_TOTAL,
+                "Client TLS handshakes that failed on a gateway serving HTTPS (reason: timeout, not done within client_head_timeout_ms; plain_http, plain HTTP sent to the HTTPS port; failed, the client refused the certificate or TLS failed otherwise).",
+                &self.tls_handshakes_failed,
             ),
         ];
         for (name, help, family) in families {

@@ -34,6 +34,11 @@ use rustls::{
 use tokio::{io::AsyncWriteExt, net::TcpStream, sync::watch};
 use tokio_rustls::{TlsAcceptor, server::TlsStream};
 
+use crate::metrics::{
+    Metrics,
+    events::{HandshakeFailure, TlsHandshakeFailed},
+};
+
 /// The protocols offered by ALPN, most preferred first.
 const ALPN: [&[u8]; 2] = [b"h2", b"http/1.1"];
 
@@ -155,32 +160,47 @@ impl ServerTls {
     /// that sends its hello slowly, or never, does not hold the socket. A
     /// client that speaks plain HTTP to the HTTPS port (its first byte is
     /// not a TLS record's) is answered so, in plain HTTP, as nginx's 497
-    /// does, instead of with a dropped connection.
+    /// does, instead of with a dropped connection. A failure is counted in
+    /// `metrics` by its reason.
     pub(crate) async fn accept(
         &self,
         mut stream: TcpStream,
         deadline: Duration,
+        metrics: &Metrics,
     ) -> io::Result<TlsStream<TcpStream>> {
         let handshake = async {
             let mut first = [0u8; 1];
-            if stream.peek(&mut first).await? == 1 && first[0] != TLS_HANDSHAKE_RECORD {
+            let peeked = stream
+                .peek(&mut first)
+                .await
+                .map_err(|e| (HandshakeFailure::Failed, e))?;
+            if peeked == 1 && first[0] != TLS_HANDSHAKE_RECORD {
                 let _ = stream.write_all(PLAIN_HTTP_ANSWER.as_bytes()).await;
                 let _ = stream.shutdown().await;
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    "plain HTTP on the HTTPS port",
+                return Err((
+                    HandshakeFailure::PlainHttp,
+                    io::Error::new(io::ErrorKind::InvalidData, "plain HTTP on the HTTPS port"),
                 ));
             }
-            self.acceptor.accept(stream).await
+            self.acceptor
+                .accept(stream)
+                .await
+                .map_err(|e| (HandshakeFailure::Failed, e))
         };
-        match tokio::time::timeout(deadline, handshake).await {
-            Ok(done) => done.inspect_err(failed),
-            Err(_) => Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "TLS handshake not done within client_head_timeout",
-            ))
-            .inspect_err(failed),
-        }
+        let done = match tokio::time::timeout(deadline, handshake).await {
+            Ok(done) => done,
+            Err(_) => Err((
+                HandshakeFailure::Timeout,
+                io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "TLS handshake not done within client_head_timeout",
+                ),
+            )),
+        };
+        done.map_err(|(reason, e)| {
+            failed(&e, reason, metrics);
+            e
+        })
     }
 }
 
@@ -235,12 +255,13 @@ const PLAIN_HTTP_ANSWER: &str = "HTTP/1.1 400 Bad Request\r\ncontent-type: text/
 /// Handshakes failed so far (all workers).
 static FAILED: AtomicU64 = AtomicU64::new(0);
 
-/// A failed handshake, warned of at the 1st, 2nd, 4th, 8th … (a client
-/// that does not trust the certificate retries).
-fn failed(e: &io::Error) {
+/// A failed handshake: counted by `reason`, and warned of at the 1st,
+/// 2nd, 4th, 8th … (a client that does not trust the certificate retries).
+fn failed(e: &io::Error, reason: HandshakeFailure, metrics: &Metrics) {
+    metrics.emit(TlsHandshakeFailed { reason });
     let n = FAILED.fetch_add(1, Ordering::Relaxed) + 1;
     if n.is_power_of_two() {
-        tracing::warn!(error = %e, failed = n, "client TLS handshake failed");
+        tracing::warn!(error = %e, reason = reason.as_str(), failed = n, "client TLS handshake failed");
     }
 }
 

@@ -186,7 +186,7 @@ async fn serve(
                 Ok((stream, peer)) => {
                     let Some(slot) = shared.connections.try_take() else {
                         let slots = shared.connections.clone();
-                        let tls = shared.config.tls.clone();
+                        let tls = shared.config.tls.clone().map(|tls| (tls, shared.sinks.metrics.clone()));
                         connections.spawn(async move { slots.refuse(stream, tls).await });
                         continue;
                     };
@@ -314,7 +314,7 @@ async fn connection(
     let stream = match &shared.config.tls {
         None => ClientIo::Plain(stream),
         Some(tls) => tokio::select! {
-            done = tls.accept(stream, shared.config.client_head_timeout) => match done {
+            done = tls.accept(stream, shared.config.client_head_timeout, &shared.sinks.metrics) => match done {
                 Ok(tls) => ClientIo::Tls(Box::new(tls)),
                 Err(_) => return drop(guard),
             },

@@ -104,6 +104,28 @@ pub enum FallbackReason {
     Timeout,
 }
 
+/// Why a client's TLS handshake with a gateway serving HTTPS failed (the
+/// `reason` label of `toolwarden_tls_handshakes_failed_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HandshakeFailure {
+    /// Not done within `client_head_timeout_ms`.
+    Timeout,
+    /// The client spoke plain HTTP (answered with a plain 400).
+    PlainHttp,
+    /// TLS failed: the client refused the certificate (an unknown CA, a
+    /// name it does not cover), no protocol or version in common, a
+    /// malformed hello, the connection closed.
+    Failed,
+}
+
+/// A client's TLS handshake that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TlsHandshakeFailed {
+    /// Why.
+    pub reason: HandshakeFailure,
+}
+
 /// A Vertex AI Live socket sent to the fallback endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VertexLiveFallback {
@@ -155,6 +177,26 @@ impl FallbackReason {
     }
 }
 
+// === impl HandshakeFailure ===
+
+impl HandshakeFailure {
+    /// Every reason, each listed at 0 from the start.
+    pub const ALL: [HandshakeFailure; 3] = [
+        HandshakeFailure::Timeout,
+        HandshakeFailure::PlainHttp,
+        HandshakeFailure::Failed,
+    ];
+
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HandshakeFailure::Timeout => "timeout",
+            HandshakeFailure::PlainHttp => "plain_http",
+            HandshakeFailure::Failed => "failed",
+        }
+    }
+}
+
 // === impl RefusalReason ===
 
 impl RefusalReason {
@@ -175,6 +217,12 @@ impl RefusalReason {
 impl Event for RequestRefused {
     fn record(&self, metrics: &Metrics) {
         metrics.refused_requests.inc(&[self.reason.as_str()]);
+    }
+}
+
+impl Event for TlsHandshakeFailed {
+    fn record(&self, metrics: &Metrics) {
+        metrics.tls_handshakes_failed.inc(&[self.reason.as_str()]);
     }
 }
 

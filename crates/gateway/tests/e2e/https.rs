@@ -3,7 +3,8 @@
 //! and not, counted exactly over TLS on the fast path; HTTP/2 chosen by
 //! ALPN served by hyper; plain HTTP sent to the HTTPS port told so; a
 //! handshake that never comes cut off at `client_head_timeout`; a
-//! connection beyond `max_client_connections` refused over TLS.
+//! connection beyond `max_client_connections` refused over TLS; a renewed
+//! certificate served; failed handshakes counted by reason.
 
 use std::{sync::Arc, time::Duration};
 
@@ -21,6 +22,8 @@ use super::{
     support::{Harness, HttpClient, h2_client, metric, read_to_close, send, test_ca_client_config},
 };
 use crate::tls_support::tls_file;
+
+const HANDSHAKES_FAILED: &str = "toolwarden_tls_handshakes_failed_total";
 
 fn serve_https(config: &mut Config) {
     config.tls = Some(ServerTls::load(&tls_file("server.pem"), &tls_file("server.key")).unwrap());
@@ -138,6 +141,8 @@ async fn plain_http_to_the_https_port_is_told_to_use_https() {
     assert!(answer.contains("https://"), "{answer}");
     // The listener goes on serving TLS.
     assert_healthy(&h, &h.client).await;
+    h.assert_metric(HANDSHAKES_FAILED, &[("reason", "plain_http")], 1.0)
+        .await;
 }
 
 /// A client that connects and never sends its hello, or sends a part of
@@ -159,6 +164,8 @@ async fn a_handshake_that_never_comes_is_cut_off() {
             "{sent:?}: closed after {took:?}"
         );
     }
+    h.assert_metric(HANDSHAKES_FAILED, &[("reason", "timeout")], 2.0)
+        .await;
 }
 
 /// Beyond `max_client_connections` an HTTPS client gets the 503 too, over
@@ -210,8 +217,18 @@ async fn a_renewed_certificate_is_served_without_a_restart() {
     std::fs::write(&key, renewed.key_pair.serialize_pem()).unwrap();
     assert_eq!(served.reload(), Ok(true));
 
-    // The old CA no longer verifies what is served; the new certificate does.
+    // The old CA no longer verifies what is served (the client refuses it,
+    // counted as a failed handshake); the new certificate does.
     assert!(tls_connect(&h, b"http/1.1").await.is_err());
+    // Read in-process: the harness's client trusts the old CA alone.
+    let metrics = h.gateway.as_ref().unwrap().metrics().clone();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while metrics.counter(HANDSHAKES_FAILED, &["failed"]) == 0
+        && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(metrics.counter(HANDSHAKES_FAILED, &["failed"]), 1);
     let mut roots = rustls::RootCertStore::empty();
     roots.add(renewed.cert.der().clone()).unwrap();
     let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
