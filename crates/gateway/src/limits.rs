@@ -16,7 +16,10 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::{client_io::ClientIo, metrics::Metrics, server_tls::ServerTls};
+use crate::{
+    client_io::ClientIo,
+    server_tls::{HandshakeFailure, ServerTls},
+};
 
 /// Longest name taken from a request or a response into the records and
 /// the metric labels — model, tool name, response id,
@@ -124,7 +127,12 @@ impl ConnectionSlots {
     /// not take a socket per refusal for long).
     /// Over HTTPS (`tls`) the answer follows the handshake, which has the
     /// head's wait.
-    pub(crate) async fn refuse(&self, stream: TcpStream, tls: Option<(ServerTls, Arc<Metrics>)>) {
+    /// A failed handshake is handed to the pair's counter.
+    pub(crate) async fn refuse<F: FnOnce(HandshakeFailure)>(
+        &self,
+        stream: TcpStream,
+        tls: Option<(ServerTls, F)>,
+    ) {
         let n = self.refused.fetch_add(1, Ordering::Relaxed);
         if n.is_power_of_two() || n == 0 {
             tracing::warn!(
@@ -150,8 +158,7 @@ impl ConnectionSlots {
         let _ = tokio::time::timeout(REFUSAL_TIME, async {
             let mut stream = match tls {
                 None => ClientIo::Plain(stream),
-                Some((tls, metrics)) => match tls.accept(stream, REFUSAL_HEAD_WAIT, &metrics).await
-                {
+                Some((tls, count)) => match tls.accept(stream, REFUSAL_HEAD_WAIT, count).await {
                     Ok(tls) => ClientIo::Tls(Box::new(tls)),
                     Err(_) => return,
                 },
@@ -256,7 +263,11 @@ mod tests {
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let slots = refusing.clone();
-                tokio::spawn(async move { slots.refuse(stream, None).await });
+                tokio::spawn(async move {
+                    slots
+                        .refuse(stream, None::<(ServerTls, fn(HandshakeFailure))>)
+                        .await
+                });
             }
         });
         for size in [10, 4 << 20] {

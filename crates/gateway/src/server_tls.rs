@@ -34,13 +34,41 @@ use rustls::{
 use tokio::{io::AsyncWriteExt, net::TcpStream, sync::watch};
 use tokio_rustls::{TlsAcceptor, server::TlsStream};
 
-use crate::metrics::{
-    Metrics,
-    events::{HandshakeFailure, TlsHandshakeFailed},
-};
-
 /// The protocols offered by ALPN, most preferred first.
 const ALPN: [&[u8]; 2] = [b"h2", b"http/1.1"];
+
+/// Why a client's TLS handshake failed (the `reason` label of
+/// `toolwarden_tls_handshakes_failed_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HandshakeFailure {
+    /// Not done within `client_head_timeout_ms`.
+    Timeout,
+    /// The client spoke plain HTTP (answered with a plain 400).
+    PlainHttp,
+    /// TLS failed: the client refused the certificate (an unknown CA, a
+    /// name it does not cover), no protocol or version in common, a
+    /// malformed hello, the connection closed.
+    Failed,
+}
+
+impl HandshakeFailure {
+    /// Every reason, each listed at 0 from the start.
+    pub const ALL: [HandshakeFailure; 3] = [
+        HandshakeFailure::Timeout,
+        HandshakeFailure::PlainHttp,
+        HandshakeFailure::Failed,
+    ];
+
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HandshakeFailure::Timeout => "timeout",
+            HandshakeFailure::PlainHttp => "plain_http",
+            HandshakeFailure::Failed => "failed",
+        }
+    }
+}
 
 /// How often the certificate and key files are looked at for a change.
 pub(crate) const RELOAD_CHECK: Duration = Duration::from_secs(30);
@@ -160,13 +188,13 @@ impl ServerTls {
     /// that sends its hello slowly, or never, does not hold the socket. A
     /// client that speaks plain HTTP to the HTTPS port (its first byte is
     /// not a TLS record's) is answered so, in plain HTTP, as nginx's 497
-    /// does, instead of with a dropped connection. A failure is counted in
-    /// `metrics` by its reason.
+    /// does, instead of with a dropped connection. A failure is handed to
+    /// `count` by its reason (the caller's metrics).
     pub(crate) async fn accept(
         &self,
         mut stream: TcpStream,
         deadline: Duration,
-        metrics: &Metrics,
+        count: impl FnOnce(HandshakeFailure),
     ) -> io::Result<TlsStream<TcpStream>> {
         let handshake = async {
             let mut first = [0u8; 1];
@@ -198,7 +226,8 @@ impl ServerTls {
             )),
         };
         done.map_err(|(reason, e)| {
-            failed(&e, reason, metrics);
+            count(reason);
+            warn_of(&e, reason);
             e
         })
     }
@@ -255,10 +284,9 @@ const PLAIN_HTTP_ANSWER: &str = "HTTP/1.1 400 Bad Request\r\ncontent-type: text/
 /// Handshakes failed so far (all workers).
 static FAILED: AtomicU64 = AtomicU64::new(0);
 
-/// A failed handshake: counted by `reason`, and warned of at the 1st,
-/// 2nd, 4th, 8th … (a client that does not trust the certificate retries).
-fn failed(e: &io::Error, reason: HandshakeFailure, metrics: &Metrics) {
-    metrics.emit(TlsHandshakeFailed { reason });
+/// A failed handshake, warned of at the 1st, 2nd, 4th, 8th … (a client
+/// that does not trust the certificate retries).
+fn warn_of(e: &io::Error, reason: HandshakeFailure) {
     let n = FAILED.fetch_add(1, Ordering::Relaxed) + 1;
     if n.is_power_of_two() {
         tracing::warn!(error = %e, reason = reason.as_str(), failed = n, "client TLS handshake failed");

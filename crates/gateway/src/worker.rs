@@ -33,6 +33,7 @@ use crate::{
     client_conn::ClientConn,
     client_io::ClientIo,
     h1::{self, pool::Pool},
+    metrics::events::TlsHandshakeFailed,
     proxy,
     routes::Route,
     shutdown::raised,
@@ -186,7 +187,10 @@ async fn serve(
                 Ok((stream, peer)) => {
                     let Some(slot) = shared.connections.try_take() else {
                         let slots = shared.connections.clone();
-                        let tls = shared.config.tls.clone().map(|tls| (tls, shared.sinks.metrics.clone()));
+                        let metrics = shared.sinks.metrics.clone();
+                        let tls = shared.config.tls.clone().map(|tls| {
+                            (tls, move |reason| metrics.emit(TlsHandshakeFailed { reason }))
+                        });
                         connections.spawn(async move { slots.refuse(stream, tls).await });
                         continue;
                     };
@@ -314,7 +318,9 @@ async fn connection(
     let stream = match &shared.config.tls {
         None => ClientIo::Plain(stream),
         Some(tls) => tokio::select! {
-            done = tls.accept(stream, shared.config.client_head_timeout, &shared.sinks.metrics) => match done {
+            done = tls.accept(stream, shared.config.client_head_timeout, |reason| {
+                shared.sinks.metrics.emit(TlsHandshakeFailed { reason });
+            }) => match done {
                 Ok(tls) => ClientIo::Tls(Box::new(tls)),
                 Err(_) => return drop(guard),
             },

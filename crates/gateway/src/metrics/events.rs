@@ -104,20 +104,7 @@ pub enum FallbackReason {
     Timeout,
 }
 
-/// Why a client's TLS handshake with a gateway serving HTTPS failed (the
-/// `reason` label of `toolwarden_tls_handshakes_failed_total`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum HandshakeFailure {
-    /// Not done within `client_head_timeout_ms`.
-    Timeout,
-    /// The client spoke plain HTTP (answered with a plain 400).
-    PlainHttp,
-    /// TLS failed: the client refused the certificate (an unknown CA, a
-    /// name it does not cover), no protocol or version in common, a
-    /// malformed hello, the connection closed.
-    Failed,
-}
+pub use crate::server_tls::HandshakeFailure;
 
 /// A client's TLS handshake that failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,26 +160,6 @@ impl FallbackReason {
         match self {
             FallbackReason::NoLocation => "no_location",
             FallbackReason::Timeout => "timeout",
-        }
-    }
-}
-
-// === impl HandshakeFailure ===
-
-impl HandshakeFailure {
-    /// Every reason, each listed at 0 from the start.
-    pub const ALL: [HandshakeFailure; 3] = [
-        HandshakeFailure::Timeout,
-        HandshakeFailure::PlainHttp,
-        HandshakeFailure::Failed,
-    ];
-
-    /// The label value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HandshakeFailure::Timeout => "timeout",
-            HandshakeFailure::PlainHttp => "plain_http",
-            HandshakeFailure::Failed => "failed",
         }
     }
 }
