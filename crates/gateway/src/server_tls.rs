@@ -89,6 +89,8 @@ struct Served {
     pair: RwLock<Arc<CertifiedKey>>,
     /// The files' modification times and sizes when last read.
     seen: Mutex<Option<Stamps>>,
+    /// The provider the pairs are read with (the acceptor's).
+    provider: Arc<CryptoProvider>,
 }
 
 /// Each file's modification time and size.
@@ -113,6 +115,7 @@ impl ServerTls {
         let served = Arc::new(Served {
             pair: RwLock::new(Arc::new(pair)),
             seen: Mutex::new(seen),
+            provider: provider.clone(),
         });
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
@@ -143,8 +146,7 @@ impl ServerTls {
             }
             *seen = now;
         }
-        let provider = rustls::crypto::ring::default_provider();
-        let pair = read_pair(&self.cert, &self.key, &provider)?;
+        let pair = read_pair(&self.cert, &self.key, &self.served.provider)?;
         *self.served.pair.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(pair);
         Ok(true)
     }
@@ -177,11 +179,6 @@ impl ServerTls {
     /// The certificate file.
     pub fn cert(&self) -> &Path {
         &self.cert
-    }
-
-    /// The private key file.
-    pub fn key(&self) -> &Path {
-        &self.key
     }
 
     /// The handshake of a client connection, within `deadline`: a client
