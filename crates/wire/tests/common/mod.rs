@@ -26,6 +26,19 @@ pub fn timed<T>(work: impl FnOnce() -> T) -> (T, Duration) {
     (out, took)
 }
 
+/// How long one run of `work` takes, averaged over as many runs as fill
+/// at least `span`: this VM's thread CPU time advances in scheduler ticks
+/// (4 ms at `CONFIG_HZ=250`), so a single run of a few milliseconds read
+/// as 4 or 8 ms, and a ratio of two such runs was off by up to 2x.
+pub fn timed_per_run(span: Duration, mut work: impl FnMut()) -> Duration {
+    let (mut total, mut runs) = (Duration::ZERO, 0u32);
+    while total < span {
+        total += timed(&mut work).1;
+        runs += 1;
+    }
+    total / runs
+}
+
 /// The clock [`timed`] reads here, for the tests' output.
 pub fn clock() -> &'static str {
     if thread_cpu_time().is_some() {
