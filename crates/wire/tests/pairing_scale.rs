@@ -14,7 +14,9 @@
 //! made a linear repair read 23 times the parse.
 
 mod common;
-use common::timed;
+use std::time::Duration;
+
+use common::{timed, timed_per_run};
 
 use toolwarden_wire::{Dialect, inspect, repair, turn::replayed_turn};
 
@@ -30,10 +32,15 @@ const MAX_TIMES_PARSE: u32 = 20;
 
 /// Run `f` on `body` (of `n` calls); fail when it takes longer than
 /// [`MAX_TIMES_PARSE`] times a `serde_json::Value` parse of `body` (the
-/// faster of two, so that one slow parse cannot make the bound lax).
+/// faster of two means over at least 50 ms each: one slow parse cannot make
+/// the bound lax, nor the CPU clock's 4 ms ticks on a parse of 12).
 fn linear<T>(what: &str, n: usize, body: &str, f: impl FnOnce() -> T) -> T {
     let parse = (0..2)
-        .map(|_| timed(|| serde_json::from_str::<serde_json::Value>(body).unwrap()).1)
+        .map(|_| {
+            timed_per_run(Duration::from_millis(50), || {
+                serde_json::from_str::<serde_json::Value>(body).unwrap();
+            })
+        })
         .min()
         .unwrap_or_default();
     let (out, took) = timed(f);
