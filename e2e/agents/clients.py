@@ -56,6 +56,9 @@ class Client:
     # Runs at once (each its own conversation, none writing the workspace):
     # the Python frameworks' processes spend their time starting up.
     parallel: int = 1
+    # Its Responses turns go over a WebSocket on /v1/responses: the mock
+    # must have seen them as messages there, and no POST.
+    websocket: bool = False
 
 
 def final_text(script):
@@ -246,19 +249,22 @@ def quiet_settings(home, folder, extra):
                    "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}, f)
 
 
+def gemini_steps(ws):
+    """The Gemini CLI's checks: failures of its file, shell and edit tools,
+    a success, an unknown tool and arguments of the wrong type."""
+    return [
+        Step("read_file", {"file_path": f"{ws}/missing.txt"}, True, r"not found|does not exist|no such file"),
+        Step("run_shell_command", {"command": "ls missing-dir"}, True, r"exit code: [1-9]|no such file"),
+        Step("run_shell_command", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+        Step("replace", {"file_path": f"{ws}/present.txt", "old_string": "absent text", "new_string": "x",
+                         "instruction": "replace"}, True, r"could not find|0 occurrences|failed to edit"),
+        UNKNOWN,
+        Step("read_file", {"file_path": 42}, True, r"must be string|invalid|params"),
+    ]
+
+
 def gemini(tools, ws, key, version):
     bin_ = os.path.join(tools, "node_modules", ".bin", "gemini")
-
-    def steps():
-        return [
-            Step("read_file", {"file_path": f"{ws}/missing.txt"}, True, r"not found|does not exist|no such file"),
-            Step("run_shell_command", {"command": "ls missing-dir"}, True, r"exit code: [1-9]|no such file"),
-            Step("run_shell_command", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
-            Step("replace", {"file_path": f"{ws}/present.txt", "old_string": "absent text", "new_string": "x",
-                             "instruction": "replace"}, True, r"could not find|0 occurrences|failed to edit"),
-            UNKNOWN,
-            Step("read_file", {"file_path": 42}, True, r"must be string|invalid|params"),
-        ]
 
     # It sends no session id of its own: one session per run as `toolwarden
     # env` says, with a header on all its requests, side requests included.
@@ -266,8 +272,19 @@ def gemini(tools, ws, key, version):
                 {"GEMINI_API_KEY": key, "GEMINI_CLI_CUSTOM_HEADERS": f"x-session-id: {uuid.uuid4()}"})
             for s in ("gemini-noids", "gemini-ids")]
     return Client("Gemini CLI", version, runs=runs,
-                  scripts={"gemini-noids": steps(), "gemini-ids": steps()},
+                  scripts={"gemini-noids": gemini_steps(ws), "gemini-ids": gemini_steps(ws)},
                   conversations=2, setup=gemini_settings)
+
+
+def gemini_https(tools, ws, key, version):
+    """The Gemini CLI through the gateway serving HTTPS, trusting its CA as
+    Node programs do, by `NODE_EXTRA_CA_CERTS`."""
+    bin_ = os.path.join(tools, "node_modules", ".bin", "gemini")
+    env = {"GEMINI_API_KEY": key, "GEMINI_CLI_CUSTOM_HEADERS": f"x-session-id: {uuid.uuid4()}",
+           "NODE_EXTRA_CA_CERTS": os.path.join(TLS_DIR, "ca.pem")}
+    run = Run("gemini-https", [bin_, "--yolo", "--skip-trust", "-p", "Run the checks. [[e2e:gemini-https]]"], env)
+    return Client("Gemini CLI (HTTPS)", version, runs=[run], scripts={"gemini-https": gemini_steps(ws)},
+                  conversations=1, setup=gemini_settings, gateway=https_gateway)
 
 
 def gemini_compressing_settings(home, gateway):
@@ -347,12 +364,12 @@ def codex_overrides(toolwarden, gateway):
     return words[1:]
 
 
-def codex(tools, ws, key, version, toolwarden):
-    bin_ = os.path.join(tools, "node_modules", ".bin", "codex")
-    # gpt-5.5, from Codex's own catalog: `exec_command`, and `apply_patch` as
-    # a freeform (custom) tool whose input is the patch itself.
+def codex_steps():
+    """The Codex CLI's checks with gpt-5.5, from Codex's own catalog:
+    `exec_command`, and `apply_patch` as a freeform (custom) tool whose
+    input is the patch itself."""
     patch = "*** Begin Patch\n*** Update File: present.txt\n@@\n-absent text\n+x\n*** End Patch\n"
-    steps = [
+    return [
         Step("exec_command", {"cmd": "cat missing.txt"}, True, r"no such file"),
         Step("exec_command", {"cmd": "ls missing-dir"}, True, r"no such file"),
         Step("exec_command", {"cmd": "echo e2e-ok"}, False, r"e2e-ok"),
@@ -360,16 +377,44 @@ def codex(tools, ws, key, version, toolwarden):
         UNKNOWN,
         Step("exec_command", {"cmd": 42}, True, r"failed to parse|invalid type|missing field"),
     ]
+
+
+def codex_run(tools, ws, key, toolwarden, script, extra_env):
+    """One `codex exec` run with the provider from `toolwarden env`'s line,
+    and the setup that writes its config and adds that line's arguments."""
+    bin_ = os.path.join(tools, "node_modules", ".bin", "codex")
     argv = [bin_, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-            "-C", ws, "Run the checks. [[e2e:codex-main]]"]
-    run = Run("codex-main", argv, {"OPENAI_API_KEY": key})
+            "-C", ws, f"Run the checks. [[e2e:{script}]]"]
+    run = Run(script, argv, {"OPENAI_API_KEY": key, **extra_env})
 
     def setup(home, gateway):
         codex_config(home)
         run.argv[1:1] = codex_overrides(toolwarden, gateway)
 
+    return run, setup
+
+
+def codex(tools, ws, key, version, toolwarden):
+    run, setup = codex_run(tools, ws, key, toolwarden, "codex-main", {})
     return Client("Codex CLI", version, runs=[run],
-                  scripts={"codex-main": steps}, conversations=1, setup=setup)
+                  scripts={"codex-main": codex_steps()}, conversations=1, setup=setup)
+
+
+def codex_https(tools, ws, key, version, toolwarden):
+    """The Codex CLI through the gateway serving HTTPS, in WebSocket mode
+    (`supports_websockets`: its turns over `wss://`), trusting the gateway's
+    CA by `CODEX_CA_CERTIFICATE`, the variable Codex reads for its HTTPS and
+    WebSocket connections."""
+    run, codex_setup = codex_run(tools, ws, key, toolwarden, "codex-https",
+                                 {"CODEX_CA_CERTIFICATE": os.path.join(TLS_DIR, "ca.pem")})
+
+    def setup(home, gateway):
+        codex_setup(home, gateway)
+        run.argv[1:1] = ["-c", "model_providers.toolwarden.supports_websockets=true"]
+
+    return Client("Codex CLI (HTTPS, WebSocket)", version, runs=[run],
+                  scripts={"codex-https": codex_steps()}, conversations=1, setup=setup, gateway=https_gateway,
+                  websocket=True)
 
 
 # === OpenCode ===

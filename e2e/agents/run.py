@@ -82,7 +82,7 @@ class Stack:
             [args.mock, "--listen", f"127.0.0.1:{mock_port}", "--api-key", KEY, "--stream-tail-ms", "20",
              "--agent-scripts", scripts, "--agent-log", self.log] + client.mock_args,
             stdout=open(os.path.join(tmp, "mock.out"), "w"), stderr=open(os.path.join(tmp, "mock.err"), "w"))
-        mock_url = f"http://127.0.0.1:{mock_port}"
+        mock_url = self.mock_url = f"http://127.0.0.1:{mock_port}"
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         # A gateway serving HTTPS (the test certificate) is read trusting its CA.
@@ -277,6 +277,12 @@ def drive(args, build):
             check(f"{client.name}: {run.script} prints its final text", C.final_text(run.script) in out,
                   f"stdout: {out[-1000:]!r}")
         metrics = stack.metrics()
+        if client.websocket:
+            with urllib.request.urlopen(f"{stack.mock_url}/_mock/received", timeout=10) as r:
+                received = json.loads(r.read())
+            on = Counter(r["method"] for r in received if r["path"] == "/v1/responses")
+            check(f"{client.name}: its turns came over the WebSocket ({on['GET']} messages, {on['POST']} POSTs)",
+                  on["GET"] > 0 and on["POST"] == 0)
     finally:
         stopped = stack.stop()
     check(f"{client.name}: the gateway stops on SIGTERM", stopped)
@@ -326,7 +332,7 @@ def main():
                     help="the venv's python with Pydantic AI, LangChain, google-genai and google-adk")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
-                    help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-compress,codex,opencode,qwen,ai,ai6,"
+                    help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-https,gemini-compress,codex,codex-https,opencode,qwen,ai,ai6,"
                          "sdk-js,agents,pydantic-ai,langchain,genai,adk)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
@@ -339,8 +345,10 @@ def main():
         "claude-vertex": lambda ws: C.claude_vertex(args.tools, ws, KEY, v["claude"]),
         "claude-https": lambda ws: C.claude_https(args.tools, ws, KEY, v["claude"]),
         "gemini": lambda ws: C.gemini(args.tools, ws, KEY, v["gemini"]),
+        "gemini-https": lambda ws: C.gemini_https(args.tools, ws, KEY, v["gemini"]),
         "gemini-compress": lambda ws: C.gemini_compressed(args.tools, ws, KEY, v["gemini"]),
         "codex": lambda ws: C.codex(args.tools, ws, KEY, v["codex"], args.toolwarden),
+        "codex-https": lambda ws: C.codex_https(args.tools, ws, KEY, v["codex"], args.toolwarden),
         "opencode": lambda ws: C.opencode(args.tools, ws, KEY, v["opencode"]),
         "qwen": lambda ws: C.qwen(args.tools, ws, KEY, v["qwen"]),
         "ai": lambda ws: C.ai_sdk("ai", args.ai_tools, ws, KEY, v["ai"], args.ai_node, HERE),
