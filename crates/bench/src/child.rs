@@ -106,6 +106,22 @@ impl GatewayChild {
         Self::spawn_with(exe, &["--serve-gateway", upstream, database, jsonl, alerts])
     }
 
+    /// The recording gateway serving HTTPS (`tls`) or plain HTTP, whatever
+    /// `TOOLWARDEN_BENCH_TLS` says for the others.
+    pub fn spawn_serving(
+        exe: &Path,
+        upstream: &str,
+        database: &str,
+        jsonl: &str,
+        tls: bool,
+    ) -> Result<GatewayChild, String> {
+        Self::spawn_with_env(
+            exe,
+            &["--serve-gateway", upstream, database, jsonl],
+            &[(crate::tls::VAR, if tls { "1" } else { "0" })],
+        )
+    }
+
     /// Start a floor process relaying to `upstream`.
     pub fn spawn_relay(
         exe: &Path,
@@ -155,7 +171,11 @@ impl GatewayChild {
             .and_then(|a| a.parse().ok())
             .ok_or_else(|| format!("the gateway child did not start: {line:?}"))?;
         let stdin = child.stdin.take();
-        if args.first() == Some(&"--serve-gateway") && crate::tls::on() {
+        let tls = env
+            .iter()
+            .find(|(k, _)| *k == crate::tls::VAR)
+            .map_or_else(crate::tls::on, |(_, v)| *v == "1");
+        if args.first() == Some(&"--serve-gateway") && tls {
             crate::tls::served_at(addr);
         }
         Ok(GatewayChild {

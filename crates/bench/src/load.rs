@@ -11,6 +11,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
 
 /// A content coding's encoder.
 pub type Encode = fn(&[u8]) -> Vec<u8>;
@@ -90,12 +91,17 @@ pub struct Conn {
 
 impl Conn {
     pub async fn open(addr: SocketAddr) -> Result<Conn, String> {
+        // A gateway child serving HTTPS (`TOOLWARDEN_BENCH_TLS`).
+        Self::open_with(addr, crate::tls::client_for(addr)).await
+    }
+
+    /// A connection to `addr`, over TLS by `tls` when given.
+    pub async fn open_with(addr: SocketAddr, tls: Option<TlsConnector>) -> Result<Conn, String> {
         let tcp = TcpStream::connect(addr)
             .await
             .map_err(|e| format!("connect {addr}: {e}"))?;
         let _ = tcp.set_nodelay(true);
-        // A gateway child serving HTTPS (`TOOLWARDEN_BENCH_TLS`).
-        let sender = match crate::tls::client_for(addr) {
+        let sender = match tls {
             None => handshake(addr, tcp).await?,
             Some(connector) => {
                 let name = rustls::pki_types::ServerName::try_from("localhost")

@@ -37,6 +37,7 @@ mod bodies;
 mod budget;
 mod child;
 mod floor;
+mod handshakes;
 mod host;
 mod load;
 mod rounds;
@@ -89,6 +90,9 @@ struct Args {
     record: Record,
     /// Requests per gateway in the alerts off/on comparison (0: skipped).
     alerts_requests: usize,
+    /// Requests per gateway, each on a new connection, in the HTTPS
+    /// against plain handshake comparison (0: skipped).
+    handshake_requests: usize,
     /// Issue 14: seconds of soak instead of the benchmark (0: benchmark).
     soak: u64,
     /// Issue 14: alternated rounds of the ratios to floor 0 (`rounds.rs`;
@@ -96,7 +100,7 @@ struct Args {
     rounds: usize,
 }
 
-const USAGE: &str = "usage: toolwarden-bench [--requests N] [--conns N] [--throughput-requests N] [--ttfb-requests N] [--streams N] [--record on|sqlite|off] [--alerts-requests N] [--rounds N] [--soak SECONDS]";
+const USAGE: &str = "usage: toolwarden-bench [--requests N] [--conns N] [--throughput-requests N] [--ttfb-requests N] [--streams N] [--record on|sqlite|off] [--alerts-requests N] [--handshake-requests N] [--rounds N] [--soak SECONDS]";
 
 /// What the measured gateway records to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,6 +151,7 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
         streams: 1_000,
         record: Record::SqliteAndJsonl,
         alerts_requests: 0,
+        handshake_requests: 0,
         soak: 0,
         rounds: 0,
     };
@@ -181,6 +186,7 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
             "--ttfb-requests" => a.ttfb_requests = n,
             "--streams" => a.streams = n,
             "--alerts-requests" => a.alerts_requests = n,
+            "--handshake-requests" => a.handshake_requests = n,
             "--soak" => a.soak = n as u64,
             "--rounds" => a.rounds = n,
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
@@ -722,6 +728,11 @@ async fn run(args: Args) -> Result<(), String> {
         let shape = &shapes[0].1;
         let n = args.alerts_requests;
         rows.extend(alerts::compare(&exe, &mock.base_url(), dir.path(), shape, n).await?);
+    }
+    if args.handshake_requests > 0 {
+        let shape = &shapes[0].1;
+        let n = args.handshake_requests;
+        rows.extend(handshakes::compare(&exe, &mock.base_url(), dir.path(), shape, n).await?);
     }
     // Issue 14: what the gateway keeps once the load is over (the recorder
     // drained, the connections closed).

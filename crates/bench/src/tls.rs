@@ -18,9 +18,12 @@ use toolwarden_gateway::ServerTls;
 /// The test certificate's folder, in the source tree the bench was built from.
 const TLS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../gateway/tests/tls");
 
+/// The variable that makes the gateway children serve HTTPS.
+pub const VAR: &str = "TOOLWARDEN_BENCH_TLS";
+
 /// Whether the gateway children serve HTTPS.
 pub fn on() -> bool {
-    std::env::var("TOOLWARDEN_BENCH_TLS").is_ok_and(|v| v == "1")
+    std::env::var(VAR).is_ok_and(|v| v == "1")
 }
 
 /// The gateway child's TLS side, when [`on`].
@@ -55,10 +58,25 @@ pub fn client_for(addr: SocketAddr) -> Option<TlsConnector> {
     tls.then(connector)
 }
 
-fn connector() -> TlsConnector {
+/// The connector for HTTPS children: it resumes sessions (rustls' default
+/// in-memory cache).
+pub fn connector() -> TlsConnector {
     static CONNECTOR: OnceLock<TlsConnector> = OnceLock::new();
-    CONNECTOR
-        .get_or_init(|| {
+    CONNECTOR.get_or_init(|| build(true)).clone()
+}
+
+/// A connector that never resumes a session: each connection a full
+/// handshake.
+pub fn connector_without_resumption() -> TlsConnector {
+    static CONNECTOR: OnceLock<TlsConnector> = OnceLock::new();
+    CONNECTOR.get_or_init(|| build(false)).clone()
+}
+
+/// A connector trusting the test CA, offering HTTP/1.1 by ALPN, resuming
+/// sessions from rustls' default in-memory cache when `resume`.
+fn build(resume: bool) -> TlsConnector {
+    {
+        {
             let mut roots = rustls::RootCertStore::empty();
             let ca = Path::new(TLS_DIR).join("ca.pem");
             for cert in CertificateDer::pem_file_iter(&ca).expect("the test CA") {
@@ -72,7 +90,10 @@ fn connector() -> TlsConnector {
             .with_root_certificates(roots)
             .with_no_client_auth();
             config.alpn_protocols = vec![b"http/1.1".to_vec()];
+            if !resume {
+                config.resumption = rustls::client::Resumption::disabled();
+            }
             TlsConnector::from(Arc::new(config))
-        })
-        .clone()
+        }
+    }
 }
