@@ -19,7 +19,10 @@ use toolwarden_mock_provider::MockOptions;
 
 use super::{
     convo::{Convo, Kind},
-    support::{Harness, HttpClient, h2_client, metric, read_to_close, send, test_ca_client_config},
+    support::{
+        Harness, HttpClient, h2_client, metric, read_to_close, send, test_ca_client_config,
+        test_ca_client_config_with,
+    },
 };
 use crate::tls_support::tls_file;
 
@@ -126,6 +129,52 @@ async fn http2_chosen_by_alpn_is_served() {
     let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
     let failures: u64 = stats.tools.iter().map(|t| t.failures).sum();
     assert_eq!((calls, failures), (2, 1), "{:?}", stats.tools);
+}
+
+/// A TLS connection to the gateway offering only `suites` (in the
+/// client's order of preference): the suite the gateway chose.
+async fn negotiated(h: &Harness, suites: &[rustls::CipherSuite]) -> rustls::CipherSuite {
+    let addr = h.gateway.as_ref().unwrap().addr();
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider.cipher_suites = suites
+        .iter()
+        .map(|want| {
+            *rustls::crypto::ring::ALL_CIPHER_SUITES
+                .iter()
+                .find(|s| s.suite() == *want)
+                .unwrap()
+        })
+        .collect();
+    let config = test_ca_client_config_with(provider);
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    tls.get_ref().1.negotiated_cipher_suite().unwrap().suite()
+}
+
+/// The gateway picks AES-128-GCM with SHA-256 when the client offers it,
+/// whatever the client's order (rustls, OpenSSL and Node.js put
+/// AES-256-GCM first), and still serves a client that offers only another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_picks_aes_128_gcm_and_serves_the_other_suites() {
+    use rustls::CipherSuite::{
+        TLS13_AES_128_GCM_SHA256, TLS13_AES_256_GCM_SHA384, TLS13_CHACHA20_POLY1305_SHA256,
+    };
+    let h = https_gateway(|_| {}).await;
+    let openssl_order = [
+        TLS13_AES_256_GCM_SHA384,
+        TLS13_CHACHA20_POLY1305_SHA256,
+        TLS13_AES_128_GCM_SHA256,
+    ];
+    assert_eq!(
+        negotiated(&h, &openssl_order).await,
+        TLS13_AES_128_GCM_SHA256
+    );
+    for only in [TLS13_AES_256_GCM_SHA384, TLS13_CHACHA20_POLY1305_SHA256] {
+        assert_eq!(negotiated(&h, &[only]).await, only);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

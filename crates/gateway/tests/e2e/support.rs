@@ -86,8 +86,8 @@ pub fn h2_client() -> HttpClient {
     Client::builder(TokioExecutor::new()).build(https)
 }
 
-/// rustls trusting the test CA alone.
-pub fn test_ca_client_config() -> rustls::ClientConfig {
+/// The test CA alone, as rustls' roots.
+pub fn test_ca_roots() -> rustls::RootCertStore {
     use rustls::pki_types::{CertificateDer, pem::PemObject};
     let mut roots = rustls::RootCertStore::empty();
     for ca in
@@ -96,13 +96,23 @@ pub fn test_ca_client_config() -> rustls::ClientConfig {
     {
         roots.add(ca.unwrap()).unwrap();
     }
-    rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth()
+    roots
+}
+
+/// rustls on ring, with `provider`'s suites, trusting the test CA alone.
+pub fn test_ca_client_config_with(
+    provider: rustls::crypto::CryptoProvider,
+) -> rustls::ClientConfig {
+    rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(provider))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(test_ca_roots())
+        .with_no_client_auth()
+}
+
+/// rustls trusting the test CA alone.
+pub fn test_ca_client_config() -> rustls::ClientConfig {
+    test_ca_client_config_with(rustls::crypto::ring::default_provider())
 }
 
 impl Harness {
