@@ -439,34 +439,36 @@ def opencode_settings(home, gateway):
                    "provider": {"google": {"options": {"baseURL": f"{gateway}/v1beta"}}}}, f)
 
 
+def opencode_steps(ws, provider):
+    """OpenCode's checks on `provider`."""
+    # On OpenAI's GPT models OpenCode edits with `apply_patch` (a
+    # function tool whose `patchText` is the patch) instead of `edit`.
+    edit = (Step("apply_patch", {"patchText": "*** Begin Patch\n*** Update File: present.txt\n@@\n-absent text\n+x\n"
+                                              "*** End Patch"}, True, r"failed to find|expected lines|verification failed")
+            if provider == "openai" else
+            Step("edit", {"filePath": f"{ws}/present.txt", "oldString": "absent text", "newString": "x"}, True,
+                 r"could not find oldString"))
+    # OpenCode answers a call of a tool it lacks by renaming the call, in
+    # the history it sends back, to its own `invalid` tool. Gemini's
+    # calls here have no ids (the AI SDK sends none back), so a call is
+    # known by its name and that call and its answer are another call
+    # (README, "Gemini calls without ids"): no unknown tool on Gemini.
+    unknown = [UNKNOWN] if provider != "google" else []
+    return [
+        Step("read", {"filePath": f"{ws}/missing.txt"}, True, r"file not found"),
+        Step("bash", {"command": "ls missing-dir", "description": "list"}, True, r"no such file"),
+        Step("bash", {"command": "echo e2e-ok", "description": "echo"}, False, r"e2e-ok"),
+        # ended by OpenCode's timeout: its `<shell_metadata>` trailer says so
+        Step("bash", {"command": "sleep 5", "description": "wait", "timeout": 500}, True,
+             r"terminated command after exceeding timeout"),
+        edit,
+        *unknown,
+        Step("read", {"filePath": 42}, True, r"called with invalid arguments"),
+    ]
+
+
 def opencode(tools, ws, key, version):
     bin_ = os.path.join(tools, "node_modules", ".bin", "opencode")
-
-    def steps(provider):
-        # On OpenAI's GPT models OpenCode edits with `apply_patch` (a
-        # function tool whose `patchText` is the patch) instead of `edit`.
-        edit = (Step("apply_patch", {"patchText": "*** Begin Patch\n*** Update File: present.txt\n@@\n-absent text\n+x\n"
-                                                  "*** End Patch"}, True, r"failed to find|expected lines|verification failed")
-                if provider == "openai" else
-                Step("edit", {"filePath": f"{ws}/present.txt", "oldString": "absent text", "newString": "x"}, True,
-                     r"could not find oldString"))
-        # OpenCode answers a call of a tool it lacks by renaming the call, in
-        # the history it sends back, to its own `invalid` tool. Gemini's
-        # calls here have no ids (the AI SDK sends none back), so a call is
-        # known by its name and that call and its answer are another call
-        # (README, "Gemini calls without ids"): no unknown tool on Gemini.
-        unknown = [UNKNOWN] if provider != "google" else []
-        return [
-            Step("read", {"filePath": f"{ws}/missing.txt"}, True, r"file not found"),
-            Step("bash", {"command": "ls missing-dir", "description": "list"}, True, r"no such file"),
-            Step("bash", {"command": "echo e2e-ok", "description": "echo"}, False, r"e2e-ok"),
-            # ended by OpenCode's timeout: its `<shell_metadata>` trailer says so
-            Step("bash", {"command": "sleep 5", "description": "wait", "timeout": 500}, True,
-                 r"terminated command after exceeding timeout"),
-            edit,
-            *unknown,
-            Step("read", {"filePath": 42}, True, r"called with invalid arguments"),
-        ]
 
     env = {"ANTHROPIC_API_KEY": key, "OPENAI_API_KEY": key, "GOOGLE_GENERATIVE_AI_API_KEY": key,
            "OPENAI_BASE_URL": "{gateway}/v1", **OPENCODE_ENV}
@@ -477,12 +479,25 @@ def opencode(tools, ws, key, version):
     # The mock gives Gemini calls ids (`-ids`); the AI SDK does not send
     # them back.
     runs = [run(p, f"opencode-{p}-ids", "Run the checks.") for p in OPENCODE_MODELS]
-    scripts = {r.script: steps(p) for r, p in zip(runs, OPENCODE_MODELS)}
+    scripts = {r.script: opencode_steps(ws, p) for r, p in zip(runs, OPENCODE_MODELS)}
     # `-c` continues the last session: the Anthropic one, run just before.
     runs.insert(1, run("anthropic", "opencode-cont", "One more.", "-c"))
     scripts["opencode-cont"] = [Step("bash", {"command": "echo again", "description": "echo"}, False, r"again")]
     return Client("OpenCode", version, runs=runs, scripts=scripts,
                   conversations=len(OPENCODE_MODELS), setup=opencode_settings)
+
+
+def opencode_https(tools, ws, key, version):
+    """OpenCode (on Bun) through the gateway serving HTTPS, on Anthropic,
+    trusting the gateway's CA by `NODE_EXTRA_CA_CERTS`, which Bun reads as
+    Node.js does."""
+    bin_ = os.path.join(tools, "node_modules", ".bin", "opencode")
+    env = {"ANTHROPIC_API_KEY": key, "NODE_EXTRA_CA_CERTS": os.path.join(TLS_DIR, "ca.pem"), **OPENCODE_ENV}
+    model = f"anthropic/{OPENCODE_MODELS['anthropic']}"
+    run = Run("opencode-https", [bin_, "run", "--pure", "--model", model, "Run the checks. [[e2e:opencode-https]]"],
+              env)
+    return Client("OpenCode (HTTPS)", version, runs=[run], scripts={"opencode-https": opencode_steps(ws, "anthropic")},
+                  conversations=1, setup=opencode_settings, gateway=https_gateway)
 
 
 # === Qwen Code ===

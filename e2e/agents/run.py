@@ -332,7 +332,7 @@ def main():
                     help="the venv's python with Pydantic AI, LangChain, google-genai and google-adk")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
-                    help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-https,gemini-compress,codex,codex-https,opencode,qwen,ai,ai6,"
+                    help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-https,gemini-compress,codex,codex-https,opencode,opencode-https,qwen,ai,ai6,"
                          "sdk-js,agents,pydantic-ai,langchain,genai,adk)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
@@ -350,6 +350,7 @@ def main():
         "codex": lambda ws: C.codex(args.tools, ws, KEY, v["codex"], args.toolwarden),
         "codex-https": lambda ws: C.codex_https(args.tools, ws, KEY, v["codex"], args.toolwarden),
         "opencode": lambda ws: C.opencode(args.tools, ws, KEY, v["opencode"]),
+        "opencode-https": lambda ws: C.opencode_https(args.tools, ws, KEY, v["opencode"]),
         "qwen": lambda ws: C.qwen(args.tools, ws, KEY, v["qwen"]),
         "ai": lambda ws: C.ai_sdk("ai", args.ai_tools, ws, KEY, v["ai"], args.ai_node, HERE),
         "ai6": lambda ws: C.ai_sdk("ai6", args.tools, ws, KEY, v["ai6"], node, HERE),
