@@ -177,6 +177,93 @@ async fn the_gateway_picks_aes_128_gcm_and_serves_the_other_suites() {
     }
 }
 
+/// `GET /healthz` over TLS to `h`'s gateway by a client trusting `roots`
+/// alone: the answer's status line.
+async fn healthz_trusting(h: &Harness, roots: rustls::RootCertStore) -> String {
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let tcp = TcpStream::connect(h.gateway.as_ref().unwrap().addr())
+        .await
+        .unwrap();
+    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .expect("the handshake, trusting the issuer's root");
+    tls.write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(&mut tls, &mut seen)
+        .await
+        .unwrap();
+    let answer = String::from_utf8_lossy(&seen);
+    answer.lines().next().unwrap_or_default().to_string()
+}
+
+/// The roots of the PEM certificates in `pem`.
+fn roots_of(pem: &[u8]) -> rustls::RootCertStore {
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    let mut roots = rustls::RootCertStore::empty();
+    for ca in CertificateDer::pem_slice_iter(pem) {
+        roots.add(ca.unwrap()).unwrap();
+    }
+    roots
+}
+
+/// An RSA key in PKCS#1 (`BEGIN RSA PRIVATE KEY`, what `openssl genrsa`
+/// and older tools write) with its certificate from another CA.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_rsa_key_in_pkcs1_is_served() {
+    let h = https_gateway(|c| {
+        let tls = ServerTls::load(&tls_file("rsa-server.pem"), &tls_file("rsa-server.key"));
+        c.tls = Some(tls.unwrap());
+    })
+    .await;
+    let roots = roots_of(&std::fs::read(tls_file("rsa-ca.pem")).unwrap());
+    assert_eq!(healthz_trusting(&h, roots).await, "HTTP/1.1 200 OK");
+}
+
+/// A full chain, as Let's Encrypt's `fullchain.pem` is (the certificate,
+/// then the intermediate that signed it), is sent whole: a client that
+/// trusts the root alone completes the handshake. The leaf's key is
+/// Ed25519, in PKCS#8.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_chain_through_an_intermediate_is_served() {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+    let ca_params = |name: &str| {
+        let mut p = CertificateParams::new(Vec::new()).unwrap();
+        p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        p.distinguished_name.push(DnType::CommonName, name);
+        p
+    };
+    let root_key = KeyPair::generate().unwrap();
+    let root = ca_params("test root").self_signed(&root_key).unwrap();
+    let mid_key = KeyPair::generate().unwrap();
+    let mid = ca_params("test intermediate")
+        .signed_by(&mid_key, &root, &root_key)
+        .unwrap();
+    let leaf_key = KeyPair::generate_for(&rcgen::PKCS_ED25519).unwrap();
+    let leaf = CertificateParams::new(vec!["localhost".to_string()])
+        .unwrap()
+        .signed_by(&leaf_key, &mid, &mid_key)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (chain, key) = (
+        dir.path().join("fullchain.pem"),
+        dir.path().join("privkey.pem"),
+    );
+    std::fs::write(&chain, format!("{}{}", leaf.pem(), mid.pem())).unwrap();
+    std::fs::write(&key, leaf_key.serialize_pem()).unwrap();
+    let h = https_gateway(|c| c.tls = Some(ServerTls::load(&chain, &key).unwrap())).await;
+    let roots = roots_of(root.pem().as_bytes());
+    assert_eq!(healthz_trusting(&h, roots).await, "HTTP/1.1 200 OK");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_http_to_the_https_port_is_told_to_use_https() {
     let h = https_gateway(|_| {}).await;
