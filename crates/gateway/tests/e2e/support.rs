@@ -99,15 +99,23 @@ pub fn test_ca_roots() -> rustls::RootCertStore {
     roots
 }
 
-/// rustls on ring, with `provider`'s suites, trusting the test CA alone.
-pub fn test_ca_client_config_with(
+/// rustls on ring, with `provider`'s suites, trusting `roots` alone.
+pub fn client_config_trusting(
     provider: rustls::crypto::CryptoProvider,
+    roots: rustls::RootCertStore,
 ) -> rustls::ClientConfig {
     rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(provider))
         .with_safe_default_protocol_versions()
         .unwrap()
-        .with_root_certificates(test_ca_roots())
+        .with_root_certificates(roots)
         .with_no_client_auth()
+}
+
+/// rustls on ring, with `provider`'s suites, trusting the test CA alone.
+pub fn test_ca_client_config_with(
+    provider: rustls::crypto::CryptoProvider,
+) -> rustls::ClientConfig {
+    client_config_trusting(provider, test_ca_roots())
 }
 
 /// rustls trusting the test CA alone.
