@@ -19,6 +19,11 @@
 //! 6. `fp-<hex>` of the wire layer's hash of the conversation's first turn,
 //!    stable across the turns of one conversation (source `fingerprint`);
 //! 7. `unknown` (source `none`).
+//!
+//! A pass-through request (not read) has steps 1–2, then, on the
+//! Conversations API's paths (`/v1/conversations/{id}…`: its items added,
+//! listed, deleted), the conversation the path names (source
+//! `conversation`, as step 4 names a Responses request's), then `unknown`.
 
 /// Longest session id taken from a client (longer ones are cut).
 const MAX_LEN: usize = 128;
@@ -68,6 +73,20 @@ pub(crate) fn from_header_values<'a>(get: impl Fn(&str) -> Option<&'a [u8]>) -> 
     HEADERS.iter().find_map(|&(name, source)| {
         let id = get(name).and_then(clean)?;
         Some(Session { id, source })
+    })
+}
+
+/// The conversation a Conversations API path names
+/// (`…/conversations/{id}`, then anything): a pass-through request's
+/// session when no header gives one. `None` for the create (`POST
+/// /v1/conversations`, no id yet) and every other path.
+pub(crate) fn of_conversation_path(path: &str) -> Option<Session> {
+    let path = path.split_once('?').map_or(path, |(p, _)| p);
+    let (_, rest) = path.split_once("/conversations/")?;
+    let id = rest.split('/').next()?;
+    Some(Session {
+        id: clean(id.as_bytes())?,
+        source: "conversation",
     })
 }
 
@@ -137,6 +156,29 @@ fn clean(raw: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_conversations_api_path_names_its_conversation() {
+        let id = |path| of_conversation_path(path).map(|s| (s.id, s.source));
+        let conv = Some(("conv_68a1f0c2".to_string(), "conversation"));
+        assert_eq!(id("/v1/conversations/conv_68a1f0c2"), conv);
+        assert_eq!(id("/v1/conversations/conv_68a1f0c2/items"), conv);
+        assert_eq!(
+            id("/v1/conversations/conv_68a1f0c2/items?limit=100&order=asc"),
+            conv
+        );
+        assert_eq!(id("/v1/conversations/conv_68a1f0c2/items/msg_1"), conv);
+        assert_eq!(id("/openai/v1/conversations/conv_68a1f0c2/items"), conv);
+        for none in [
+            "/v1/conversations",
+            "/v1/conversations/",
+            "/v1/conversations/?x=1",
+            "/v1/models",
+            "/v1/responses",
+        ] {
+            assert_eq!(id(none), None, "{none}");
+        }
+    }
     use http::HeaderMap;
 
     fn from_headers(headers: &HeaderMap) -> Option<Session> {

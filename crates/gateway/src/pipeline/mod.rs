@@ -54,7 +54,12 @@ pub(crate) fn request_base(
         path: path.to_string(),
         repair_mode: shared.config.repair.as_str(),
         repairs: Vec::new(),
-        header_session: headers.session,
+        // A pass-through request (not read) on the Conversations API is
+        // the conversation's its path names.
+        header_session: headers.session.or_else(|| match route.dialect {
+            None => session::of_conversation_path(path),
+            Some(_) => None,
+        }),
         trace_parent: headers.trace_parent,
         trace_state: headers.trace_state,
         server_address: server.as_ref().map(|u| u.host().to_string()),

@@ -7,11 +7,12 @@
 
 use toolwarden_mock_provider::MockOptions;
 
+use http::Method;
 use serde_json::{Value, json};
 
 use super::{
     convo::{Convo, Kind, reply_calls, response_id},
-    support::{Harness, metric, post},
+    support::{Harness, metric, post, send},
 };
 
 const ROUNDS: u64 = 3;
@@ -592,11 +593,36 @@ async fn responses_turns_of_a_stored_conversation_are_one_session() {
             "round {round}: sent as they came"
         );
     }
+    // The Conversations API through the gateway (forwarded unread): an
+    // item added (a request row, the conversation's), the items listed (a
+    // GET, forwarded and not recorded).
+    let items = format!("{}/v1/conversations/{conversation}/items", h.gw());
+    let note = json!({"items": [{"type": "message", "role": "user", "content": "Noted."}]});
+    let r = post(&h.client, items.clone(), &headers, &note).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = send(
+        &h.client,
+        Method::GET,
+        format!("{items}?order=asc"),
+        &headers,
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
     let stats = h.finish().await;
     assert!(stats.repairs.is_empty(), "{:?}", stats.repairs);
     assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
     let s = &stats.sessions[0];
     assert_eq!(s.session_id, conversation, "{s:?}");
+    let events = h.events();
+    let passed = events.iter().filter(|e| {
+        e["type"] == "request"
+            && e["path"]
+                .as_str()
+                .is_some_and(|p| p.contains("/conversations/"))
+    });
+    let sessions: Vec<_> = passed.map(|e| e["session_id"].clone()).collect();
+    assert_eq!(sessions, [json!(conversation)], "{events:#?}");
     assert_eq!((s.calls, s.failures), (4, 2), "{s:?}");
     let events = h.events();
     let results = events.iter().filter(|e| e["type"] == "tool_result");
