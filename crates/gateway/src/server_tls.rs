@@ -188,7 +188,9 @@ impl ServerTls {
     /// client that speaks plain HTTP to the HTTPS port (its first byte is
     /// not a TLS record's) is answered so, in plain HTTP, as nginx's 497
     /// does, instead of with a dropped connection. A failure is handed to
-    /// `count` by its reason (the caller's metrics).
+    /// `count` by its reason (the caller's metrics). A connection closed
+    /// before its first byte (a load balancer's TCP health check) is none:
+    /// neither counted nor logged.
     pub(crate) async fn accept(
         &self,
         mut stream: TcpStream,
@@ -200,24 +202,32 @@ impl ServerTls {
             let peeked = stream
                 .peek(&mut first)
                 .await
-                .map_err(|e| (HandshakeFailure::Failed, e))?;
-            if peeked == 1 && first[0] != TLS_HANDSHAKE_RECORD {
+                .map_err(|e| (Some(HandshakeFailure::Failed), e))?;
+            // Closed before its first byte: a load balancer's or a port
+            // scanner's TCP check, not a client that tried TLS and failed.
+            if peeked == 0 {
+                return Err((
+                    None,
+                    io::Error::new(io::ErrorKind::UnexpectedEof, "closed before a TLS hello"),
+                ));
+            }
+            if first[0] != TLS_HANDSHAKE_RECORD {
                 let _ = stream.write_all(PLAIN_HTTP_ANSWER.as_bytes()).await;
                 let _ = stream.shutdown().await;
                 return Err((
-                    HandshakeFailure::PlainHttp,
+                    Some(HandshakeFailure::PlainHttp),
                     io::Error::new(io::ErrorKind::InvalidData, "plain HTTP on the HTTPS port"),
                 ));
             }
             self.acceptor
                 .accept(stream)
                 .await
-                .map_err(|e| (HandshakeFailure::Failed, e))
+                .map_err(|e| (Some(HandshakeFailure::Failed), e))
         };
         let done = match tokio::time::timeout(deadline, handshake).await {
             Ok(done) => done,
             Err(_) => Err((
-                HandshakeFailure::Timeout,
+                Some(HandshakeFailure::Timeout),
                 io::Error::new(
                     io::ErrorKind::TimedOut,
                     "TLS handshake not done within client_head_timeout",
@@ -225,8 +235,10 @@ impl ServerTls {
             )),
         };
         done.map_err(|(reason, e)| {
-            count(reason);
-            warn_of(&e, reason);
+            if let Some(reason) = reason {
+                count(reason);
+                warn_of(&e, reason);
+            }
             e
         })
     }

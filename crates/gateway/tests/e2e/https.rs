@@ -296,6 +296,33 @@ async fn a_handshake_that_never_comes_is_cut_off() {
         .await;
 }
 
+/// A connection closed before its first byte, as a load balancer's TCP
+/// health check or a port scan closes it, is not a failed handshake: no
+/// reason counts it (the plain-HTTP request after them is counted, so the
+/// gateway has seen them by then).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_closed_before_its_hello_is_no_failure() {
+    let h = https_gateway(|_| {}).await;
+    let addr = h.gateway.as_ref().unwrap().addr();
+    for _ in 0..3 {
+        drop(TcpStream::connect(addr).await.unwrap());
+    }
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = read_to_close(&mut s).await;
+    assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
+    h.assert_metric(HANDSHAKES_FAILED, &[("reason", "plain_http")], 1.0)
+        .await;
+    // Time for a worker that took one of them later than the request.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for reason in ["failed", "timeout"] {
+        h.assert_metric(HANDSHAKES_FAILED, &[("reason", reason)], 0.0)
+            .await;
+    }
+}
+
 /// Beyond `max_client_connections` an HTTPS client gets the 503 too, over
 /// TLS, where it can read it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
