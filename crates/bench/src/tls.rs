@@ -75,25 +75,21 @@ pub fn connector_without_resumption() -> TlsConnector {
 /// A connector trusting the test CA, offering HTTP/1.1 by ALPN, resuming
 /// sessions from rustls' default in-memory cache when `resume`.
 fn build(resume: bool) -> TlsConnector {
-    {
-        {
-            let mut roots = rustls::RootCertStore::empty();
-            let ca = Path::new(TLS_DIR).join("ca.pem");
-            for cert in CertificateDer::pem_file_iter(&ca).expect("the test CA") {
-                roots.add(cert.expect("the test CA")).expect("the test CA");
-            }
-            let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
-                rustls::crypto::ring::default_provider(),
-            ))
-            .with_safe_default_protocol_versions()
-            .expect("TLS versions")
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-            config.alpn_protocols = vec![b"http/1.1".to_vec()];
-            if !resume {
-                config.resumption = rustls::client::Resumption::disabled();
-            }
-            TlsConnector::from(Arc::new(config))
-        }
+    let mut roots = rustls::RootCertStore::empty();
+    let ca = Path::new(TLS_DIR).join("ca.pem");
+    for cert in CertificateDer::pem_file_iter(&ca).expect("the test CA") {
+        roots.add(cert.expect("the test CA")).expect("the test CA");
     }
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    if !resume {
+        config.resumption = rustls::client::Resumption::disabled();
+    }
+    TlsConnector::from(Arc::new(config))
 }

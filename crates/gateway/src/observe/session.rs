@@ -157,28 +157,6 @@ fn clean(raw: &[u8]) -> Option<String> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_conversations_api_path_names_its_conversation() {
-        let id = |path| of_conversation_path(path).map(|s| (s.id, s.source));
-        let conv = Some(("conv_68a1f0c2".to_string(), "conversation"));
-        assert_eq!(id("/v1/conversations/conv_68a1f0c2"), conv);
-        assert_eq!(id("/v1/conversations/conv_68a1f0c2/items"), conv);
-        assert_eq!(
-            id("/v1/conversations/conv_68a1f0c2/items?limit=100&order=asc"),
-            conv
-        );
-        assert_eq!(id("/v1/conversations/conv_68a1f0c2/items/msg_1"), conv);
-        assert_eq!(id("/openai/v1/conversations/conv_68a1f0c2/items"), conv);
-        for none in [
-            "/v1/conversations",
-            "/v1/conversations/",
-            "/v1/conversations/?x=1",
-            "/v1/models",
-            "/v1/responses",
-        ] {
-            assert_eq!(id(none), None, "{none}");
-        }
-    }
     use http::HeaderMap;
 
     fn from_headers(headers: &HeaderMap) -> Option<Session> {
@@ -282,5 +260,28 @@ mod tests {
             assert_eq!(source_named(s), s);
         }
         assert_eq!(source_named("something-else"), "fingerprint");
+    }
+
+    #[test]
+    fn a_conversations_api_path_names_its_conversation() {
+        let id = |path| of_conversation_path(path).map(|s| (s.id, s.source));
+        let conv = Some(("conv_68a1f0c2".to_string(), "conversation"));
+        assert_eq!(id("/v1/conversations/conv_68a1f0c2"), conv);
+        assert_eq!(id("/v1/conversations/conv_68a1f0c2/items"), conv);
+        assert_eq!(
+            id("/v1/conversations/conv_68a1f0c2/items?limit=100&order=asc"),
+            conv
+        );
+        assert_eq!(id("/v1/conversations/conv_68a1f0c2/items/msg_1"), conv);
+        assert_eq!(id("/openai/v1/conversations/conv_68a1f0c2/items"), conv);
+        for none in [
+            "/v1/conversations",
+            "/v1/conversations/",
+            "/v1/conversations/?x=1",
+            "/v1/models",
+            "/v1/responses",
+        ] {
+            assert_eq!(id(none), None, "{none}");
+        }
     }
 }
