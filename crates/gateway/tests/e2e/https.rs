@@ -256,15 +256,23 @@ async fn a_full_chain_through_an_intermediate_is_served() {
     assert_eq!(healthz_trusting(&h, roots).await, "HTTP/1.1 200 OK");
 }
 
+/// `request` sent in plain HTTP to `h`'s HTTPS port: all it was answered.
+async fn plain_http(h: &Harness, request: &[u8]) -> String {
+    let mut s = TcpStream::connect(h.gateway.as_ref().unwrap().addr())
+        .await
+        .unwrap();
+    s.write_all(request).await.unwrap();
+    read_to_close(&mut s).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_http_to_the_https_port_is_told_to_use_https() {
     let h = https_gateway(|_| {}).await;
-    let addr = h.gateway.as_ref().unwrap().addr();
-    let mut s = TcpStream::connect(addr).await.unwrap();
-    s.write_all(b"POST /v1/messages HTTP/1.1\r\nhost: localhost\r\ncontent-length: 2\r\n\r\n{}")
-        .await
-        .unwrap();
-    let answer = read_to_close(&mut s).await;
+    let answer = plain_http(
+        &h,
+        b"POST /v1/messages HTTP/1.1\r\nhost: localhost\r\ncontent-length: 2\r\n\r\n{}",
+    )
+    .await;
     assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
     assert!(answer.contains("https://"), "{answer}");
     // The listener goes on serving TLS.
@@ -307,11 +315,7 @@ async fn a_connection_closed_before_its_hello_is_no_failure() {
     for _ in 0..3 {
         drop(TcpStream::connect(addr).await.unwrap());
     }
-    let mut s = TcpStream::connect(addr).await.unwrap();
-    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\n\r\n")
-        .await
-        .unwrap();
-    let answer = read_to_close(&mut s).await;
+    let answer = plain_http(&h, b"GET /healthz HTTP/1.1\r\nhost: localhost\r\n\r\n").await;
     assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
     h.assert_metric(HANDSHAKES_FAILED, &[("reason", "plain_http")], 1.0)
         .await;
