@@ -12,13 +12,7 @@
 use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
 
-/// A client connection: plain, or after its TLS handshake.
-#[derive(Debug)]
-pub(crate) enum ClientIo {
-    Plain(TcpStream),
-    /// Boxed: a TLS session is some hundreds of bytes, and most gateways
-    /// serve plain HTTP.
-    Tls(Box<TlsStream<TcpStream>>),
-}
+use crate::plain_or_tls::PlainOrTls;
 
-crate::plain_or_tls::impl_plain_or_tls!(ClientIo);
+/// A client connection: plain, or after its TLS handshake.
+pub(crate) type ClientIo = PlainOrTls<TlsStream<TcpStream>>;

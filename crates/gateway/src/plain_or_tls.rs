@@ -1,76 +1,83 @@
-//! `AsyncRead` and `AsyncWrite` for a connection that is plain TCP or TLS
-//! over it: an enum with the variants `Plain(TcpStream)` and
-//! `Tls(Box<TlsStream<TcpStream>>)`, each call handed to the variant's
-//! stream. The client side's ([`crate::client_io::ClientIo`]) and the
-//! upstream side's ([`crate::h1::pool::UpstreamIo`]) are made by it.
+//! A connection that is plain TCP or TLS over it, read and written as one
+//! type: [`PlainOrTls`], with each call handed to the variant's stream.
+//! The client side's ([`crate::client_io::ClientIo`]) and the upstream
+//! side's ([`crate::h1::pool::UpstreamIo`]) are this type over the server's
+//! and the client's TLS stream.
 
-/// `impl AsyncRead + AsyncWrite for $io`, an enum of `Plain` and `Tls`
-/// (boxed) streams, the vectored writes too.
-macro_rules! impl_plain_or_tls {
-    ($io:ident) => {
-        impl tokio::io::AsyncRead for $io {
-            fn poll_read(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-                buf: &mut tokio::io::ReadBuf<'_>,
-            ) -> std::task::Poll<std::io::Result<()>> {
-                match self.get_mut() {
-                    $io::Plain(s) => std::pin::Pin::new(s).poll_read(cx, buf),
-                    $io::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_read(cx, buf),
-                }
-            }
-        }
+use std::{
+    io::IoSlice,
+    pin::Pin,
+    task::{Context, Poll},
+};
 
-        impl tokio::io::AsyncWrite for $io {
-            fn poll_write(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-                buf: &[u8],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                match self.get_mut() {
-                    $io::Plain(s) => std::pin::Pin::new(s).poll_write(cx, buf),
-                    $io::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_write(cx, buf),
-                }
-            }
+use tokio::{
+    io::{AsyncRead, AsyncWrite, ReadBuf},
+    net::TcpStream,
+};
 
-            fn poll_write_vectored(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-                bufs: &[std::io::IoSlice<'_>],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                match self.get_mut() {
-                    $io::Plain(s) => std::pin::Pin::new(s).poll_write_vectored(cx, bufs),
-                    $io::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-                }
-            }
-
-            fn is_write_vectored(&self) -> bool {
-                match self {
-                    $io::Plain(s) => s.is_write_vectored(),
-                    $io::Tls(s) => s.is_write_vectored(),
-                }
-            }
-
-            fn poll_flush(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-            ) -> std::task::Poll<std::io::Result<()>> {
-                match self.get_mut() {
-                    $io::Plain(s) => std::pin::Pin::new(s).poll_flush(cx),
-                    $io::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_flush(cx),
-                }
-            }
-
-            fn poll_shutdown(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-            ) -> std::task::Poll<std::io::Result<()>> {
-                match self.get_mut() {
-                    $io::Plain(s) => std::pin::Pin::new(s).poll_shutdown(cx),
-                    $io::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_shutdown(cx),
-                }
-            }
-        }
-    };
+/// Plain TCP, or TLS over it (`T`: tokio-rustls' server or client stream).
+#[derive(Debug)]
+pub(crate) enum PlainOrTls<T> {
+    Plain(TcpStream),
+    /// Boxed: a TLS session is some hundreds of bytes, and most
+    /// connections are plain.
+    Tls(Box<T>),
 }
-pub(crate) use impl_plain_or_tls;
+
+impl<T: AsyncRead + Unpin> AsyncRead for PlainOrTls<T> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            PlainOrTls::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            PlainOrTls::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for PlainOrTls<T> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            PlainOrTls::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            PlainOrTls::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            PlainOrTls::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            PlainOrTls::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            PlainOrTls::Plain(s) => s.is_write_vectored(),
+            PlainOrTls::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            PlainOrTls::Plain(s) => Pin::new(s).poll_flush(cx),
+            PlainOrTls::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            PlainOrTls::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            PlainOrTls::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}

@@ -29,20 +29,15 @@ use tokio_rustls::{TlsConnector, client::TlsStream};
 use crate::{
     Config,
     errors::{ProxyError, ProxyErrorKind},
+    plain_or_tls::PlainOrTls,
     routes::Provider,
     startup::GatewayError,
     upstream::{IDLE_TIMEOUT, reuse_window},
     upstream_url::Upstream,
 };
 
-/// An upstream connection.
-#[derive(Debug)]
-pub(crate) enum UpstreamIo {
-    /// `http://`
-    Plain(TcpStream),
-    /// `https://`
-    Tls(Box<TlsStream<TcpStream>>),
-}
+/// An upstream connection: `Plain` for `http://`, `Tls` for `https://`.
+pub(crate) type UpstreamIo = PlainOrTls<TlsStream<TcpStream>>;
 
 /// One worker's upstream connections.
 pub(crate) struct Pool {
@@ -222,8 +217,6 @@ fn peek_readable(tcp: &TcpStream, cx: &mut Context<'_>) -> bool {
     let mut buf = ReadBuf::new(&mut byte);
     !matches!(tcp.poll_peek(cx, &mut buf), Poll::Pending)
 }
-
-crate::plain_or_tls::impl_plain_or_tls!(UpstreamIo);
 
 #[cfg(test)]
 mod tests {
