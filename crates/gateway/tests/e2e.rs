@@ -109,6 +109,7 @@ mod e2e {
     mod shutdown_cut;
     mod startup;
     mod stream_budget;
+    mod text_answers;
     mod threads;
     mod trailer;
 }

@@ -75,6 +75,7 @@ mod target;
 #[cfg(test)]
 mod testutil;
 mod text;
+mod text_answers;
 pub mod turn;
 mod view;
 

@@ -17,6 +17,15 @@ pub(crate) enum RawResult<'a> {
     },
     /// Chat `tool` / `function` message: `content`.
     Chat { content: Option<&'a str> },
+    /// A user message answering calls in text ([`crate::text_answers`]):
+    /// its `content`, the answer's place among the text's answers, and the
+    /// fingerprint of the model turn it names itself (a call read from
+    /// its error).
+    TextAnswer {
+        content: Option<&'a str>,
+        segment: u32,
+        turn: Option<u64>,
+    },
     /// Responses `*_call_output`: `output`, and what its `status` says:
     /// failed (`incomplete`, `failed`), succeeded (an `apply_patch` output's
     /// `completed`, which its client sets as a flag), or nothing.
@@ -53,9 +62,10 @@ impl RawResult<'_> {
                 client_flags_successes,
                 ..
             } => client_flags_successes && failed.is_none(),
-            RawResult::Chat { .. } | RawResult::Responses { .. } | RawResult::Gemini { .. } => {
-                false
-            }
+            RawResult::Chat { .. }
+            | RawResult::TextAnswer { .. }
+            | RawResult::Responses { .. }
+            | RawResult::Gemini { .. } => false,
         }
     }
 }

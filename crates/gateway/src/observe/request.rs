@@ -225,8 +225,17 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
             &read,
             call.as_ref(),
         );
-        let turn = turn.get_or_insert_with(|| guard(|| replayed_turn(view)).ok().flatten());
-        record.answers = turn.as_ref().and_then(|t| answers(t, result, same_tool));
+        record.answers = match result.named_turn() {
+            // A call read from its error (smolagents): a turn of its own.
+            Some(fingerprint) => Some(TurnRef {
+                turn: i64::from_ne_bytes(fingerprint.to_ne_bytes()),
+                call_index: 0,
+            }),
+            None => {
+                let turn = turn.get_or_insert_with(|| guard(|| replayed_turn(view)).ok().flatten());
+                turn.as_ref().and_then(|t| answers(t, result, same_tool))
+            }
+        };
         record.latest_of_its_id = latest;
         // A fork of the conversation under a new session id keeps its
         // first turn: the store finds a resent answer in the parent by it.

@@ -30,6 +30,7 @@ use crate::{
     raw_result::RawResult,
     scan::Bail,
     text::{Fnv64, Judge, flagless_verdict},
+    text_answers::{self, TextCall},
 };
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
@@ -122,13 +123,33 @@ pub(super) fn view_of<'a>(req: Request<'a>, check: bool) -> crate::Pass<'a> {
     // not a result of its own, the call's result counts once.
     let mut names: AHashMap<Cow<'a, str>, (Option<usize>, u32)> = AHashMap::new();
     let mut legacy: AHashMap<Cow<'a, str>, String> = AHashMap::new();
+    // The calls an assistant's text names, for the user's text after it
+    // (a client that answers calls in text: `crate::text_answers`).
+    let mut text_calls: Vec<TextCall> = Vec::new();
+    // Whether the message before is an assistant's text (no calls of the
+    // API's own).
+    let mut assistant_text = false;
     for (i, msg) in req.messages.into_iter().enumerate() {
         if first_user.is_some_and(|u| i <= u) {
             hash_message(&mut hash, &msg)?;
         }
         let new = last_assistant.is_none_or(|a| i > a);
+        let named = std::mem::take(&mut text_calls);
+        let after_text = std::mem::replace(&mut assistant_text, false);
         match &*msg.role {
             "assistant" => {
+                if msg.tool_calls.is_none() && msg.function_call.is_none() {
+                    assistant_text = true;
+                    text_calls = text_answers::calls_of(msg.content.map(|r| r.0));
+                    for call in &text_calls {
+                        view.calls.push(CallView {
+                            id: Cow::Owned(call.id.clone()),
+                            name: Cow::Owned(call.name.clone()),
+                            arguments: Cow::Owned(call.arguments.clone()),
+                            message_index: i,
+                        });
+                    }
+                }
                 for tc in msg.tool_calls.into_iter().flatten() {
                     let id = tc.id.clone().unwrap_or_default();
                     let (name, arguments) = tc.parts();
@@ -193,6 +214,24 @@ pub(super) fn view_of<'a>(req: Request<'a>, check: bool) -> crate::Pass<'a> {
                     },
                 });
             }
+            "user" => {
+                let content = msg.content.map(|r| r.0);
+                // The step right before it, if an assistant's text named one.
+                let named: &[TextCall] = if after_text { &named } else { &[] };
+                for answer in text_answers::answers_in(content, named) {
+                    view.results.push(ResultView {
+                        call_id: Cow::Owned(answer.call.id),
+                        tool: Some(Cow::Owned(answer.call.name)),
+                        message_index: i,
+                        new,
+                        raw: RawResult::TextAnswer {
+                            content,
+                            segment: answer.segment,
+                            turn: answer.turn,
+                        },
+                    });
+                }
+            }
             _ => {}
         }
     }
@@ -203,11 +242,18 @@ pub(super) fn view_of<'a>(req: Request<'a>, check: bool) -> crate::Pass<'a> {
 }
 
 /// The first turn (system/developer messages and the first user message):
-/// roles and text only, so attributes that move between turns do not count.
+/// roles and text only, so attributes that move between turns do not count;
+/// of a user's text, the user's words alone (smolagents joins a failed
+/// step's error to the task: [`text_answers::user_words`]).
 fn hash_message(hash: &mut Fnv64, m: &Message<'_>) -> Result<(), WireError> {
     hash.field(m.role.as_bytes());
     if let Some(c) = m.content {
-        hash.field(crate::opening::opening_text(Some(c.0))?.as_bytes());
+        let text = crate::opening::opening_text(Some(c.0))?;
+        let words = match &*m.role {
+            "user" if text_answers::may_hold_errors(c.0) => text_answers::user_words(&text),
+            _ => &text,
+        };
+        hash.field(words.as_bytes());
     }
     Ok(())
 }

@@ -95,9 +95,24 @@ impl<'a> ResultView<'a> {
         match self.raw {
             RawResult::Anthropic { content, .. }
             | RawResult::Chat { content }
+            | RawResult::TextAnswer { content, .. }
             | RawResult::Converse { content, .. } => content,
             RawResult::Responses { output, .. } => output,
             RawResult::Gemini { response } => response,
+        }
+    }
+
+    /// The fingerprint of the model turn the result names itself
+    /// ([`crate::turn::fingerprint`]; the call at its first place), where
+    /// the request replays no call it answers: a call read from the error
+    /// that answers it, as Hugging Face smolagents' agent writes one (`Error
+    /// executing tool '<name>' with arguments {…}: …`, the step's calls
+    /// forgotten). The gateway finds the call by it as by a
+    /// [`crate::turn::ReplayedTurn`].
+    pub fn named_turn(&self) -> Option<u64> {
+        match self.raw {
+            RawResult::TextAnswer { turn, .. } => turn,
+            _ => None,
         }
     }
 
@@ -115,6 +130,9 @@ impl<'a> ResultView<'a> {
                 client_flags_successes,
             } => anthropic::read_result(content, is_error, server, client_flags_successes, judge)?,
             RawResult::Chat { content } => openai_chat::read_result(content, judge)?,
+            RawResult::TextAnswer {
+                content, segment, ..
+            } => crate::text_answers::read_result(content, segment, judge)?,
             RawResult::Responses {
                 output,
                 status_flag,
