@@ -59,6 +59,9 @@ class Client:
     # Its Responses turns go over a WebSocket on /v1/responses: the mock
     # must have seen them as messages there, and no POST.
     websocket: bool = False
+    # A tool of the client's own that ends a run (smolagents'
+    # `final_answer`): the mock calls it with the final text.
+    final_tool: str | None = None
 
 
 def final_text(script):
@@ -69,7 +72,9 @@ def scripts_json(clients):
     return json.dumps({"scripts": {
         name: {"steps": [{"tool": s.tool, "args": s.args} for s in steps],
                "final_text": final_text(name),
-               "gemini_ids": name.endswith("-ids")}
+               "gemini_ids": name.endswith("-ids"),
+               "final_tool": c.final_tool,
+               "calls_alone": name.endswith("-alone")}
         for c in clients for name, steps in c.scripts.items()}})
 
 
@@ -764,3 +769,34 @@ def adk(ws, key, version, python, here):
         ]
     return py_framework("adk", "Google ADK", version, python, here, "adk_agent.py", ("run", "stream"), steps,
                         "session", providers=("google", "openai-chat", "anthropic"))
+
+
+def smolagents(ws, key, version, python, here):
+    """Hugging Face smolagents' `ToolCallingAgent` on Chat Completions,
+    through its `OpenAIServerModel` and its `LiteLLMModel`, the model
+    writing text beside its calls or not (`-alone`): the calls are the
+    API's, but the agent answers them in text (`Observation:`, and for a
+    tool that raised `Error:`, the step's calls forgotten, joined to the
+    user text before it when the model wrote none). Each run ends with the
+    agent's `final_answer` tool, whose answer no request carries. Not
+    scripted: an unknown tool and arguments of the wrong type, which the
+    agent answers with an error that names no call (they stay unanswered,
+    README)."""
+    runs, scripts = [], {}
+    for provider in ("openai-chat", "litellm-chat"):
+        for mode in ("run", "stream"):
+            for said in ("said", "alone"):
+                s = f"smolagents-{provider}-{mode}-{said}"
+                scripts[s] = [
+                    Step("read_file", {"path": "missing.txt"}, True, r"FileNotFoundError.*No such file"),
+                    Step("run_shell", {"command": "echo e2e-ok"}, False, r"^e2e-ok$"),
+                    Step("run_shell", {"command": "ls missing-dir"}, True, r"RuntimeError: exit status"),
+                    Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
+                         r"not found in"),
+                    Step("explode", {}, True, r"has no attribute"),
+                    Step("read_file", {"path": "present.txt"}, False, r"^hello e2e$"),
+                    Step("read_file", {"path": "missing.txt"}, True, r"FileNotFoundError.*No such file"),
+                ]
+                runs.append(Run(s, [python, os.path.join(here, "smolagents_agent.py"), provider, mode, s]))
+    return Client("smolagents", version, runs=runs, scripts=scripts, conversations=len(runs), parallel=2,
+                  final_tool="final_answer")

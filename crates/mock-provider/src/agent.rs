@@ -8,6 +8,10 @@
 //!                              "final_text": "E2E-DONE claude-main", "gemini_ids": false}}}
 //! ```
 //!
+//! (`"final_tool": "final_answer"`: the final text as the answer of a call
+//! of that tool, for a client whose runs end so; `"calls_alone": true`: no
+//! text beside a turn's calls.)
+//!
 //! A conversation picks its script by a marker `[[e2e:NAME]]` in a user
 //! message (the latest one carrying a marker counts, so a continued session
 //! can switch scripts). The number of model turns with tool calls after that
@@ -63,6 +67,15 @@ struct Script {
     /// Gemini: give each `functionCall` an `id` (the API usually sends none).
     #[serde(default)]
     gemini_ids: bool,
+    /// A client that ends its run with a tool of its own (smolagents'
+    /// `final_answer`): after the last step, a call of this tool with
+    /// `{"answer": final_text}` instead of the final text.
+    #[serde(default)]
+    final_tool: Option<String>,
+    /// A model turn with calls has no text beside them (as OpenAI's models
+    /// usually answer): Chat's `content` is `null`.
+    #[serde(default)]
+    calls_alone: bool,
 }
 
 /// One tool call.
@@ -189,13 +202,24 @@ impl AgentMode {
                 ..base
             };
         }
-        let Some(call) = script.steps.get(step) else {
-            request["reply"] = json!("final");
-            self.write(&request, None);
-            return Plan {
-                text: Some(script.final_text.clone()),
-                ..base
-            };
+        let final_call;
+        let call = match (script.steps.get(step), &script.final_tool) {
+            (Some(call), _) => call,
+            (None, Some(tool)) => {
+                final_call = Step {
+                    tool: tool.clone(),
+                    args: json!({ "answer": script.final_text }),
+                };
+                &final_call
+            }
+            (None, None) => {
+                request["reply"] = json!("final");
+                self.write(&request, None);
+                return Plan {
+                    text: Some(script.final_text.clone()),
+                    ..base
+                };
+            }
         };
         request["reply"] = json!("call");
         self.write(&request, None);
@@ -204,7 +228,8 @@ impl AgentMode {
         let plan = Plan {
             seed: fnv1a(format!("{name}:{step}").as_bytes()),
             output_tokens: 20,
-            text: Some(format!("Step {}: calling {}.", step + 1, call.tool)),
+            text: (!script.calls_alone)
+                .then(|| format!("Step {}: calling {}.", step + 1, call.tool)),
             calls: vec![PlannedCall {
                 name: call.tool.clone(),
                 // A string is a custom (freeform) tool's input.

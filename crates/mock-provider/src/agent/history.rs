@@ -153,11 +153,16 @@ fn converse(body: &Value, out: &mut Vec<Turn>) {
 }
 
 fn chat(body: &Value, out: &mut Vec<Turn>) {
+    // The calls of the last assistant message, when its text named them.
+    let mut in_text: Vec<SeenCall> = Vec::new();
     for m in arr(body, "messages") {
+        let named = std::mem::take(&mut in_text);
         match m.get("role").and_then(Value::as_str).unwrap_or("") {
-            "user" => out.push(Turn::User(text_of(
-                m.get("content").unwrap_or(&Value::Null),
-            ))),
+            "user" => text_answers(
+                &text_of(m.get("content").unwrap_or(&Value::Null)),
+                &named,
+                out,
+            ),
             "assistant" => {
                 let calls: Vec<SeenCall> = arr(m, "tool_calls")
                     .iter()
@@ -171,6 +176,11 @@ fn chat(body: &Value, out: &mut Vec<Turn>) {
                     .collect();
                 if !calls.is_empty() {
                     out.push(Turn::Calls(calls));
+                } else {
+                    in_text = text_calls(&text_of(m.get("content").unwrap_or(&Value::Null)));
+                    if !in_text.is_empty() {
+                        out.push(Turn::Calls(in_text.clone()));
+                    }
                 }
             }
             "tool" => out.push(Turn::Results(vec![SeenResult {
@@ -181,6 +191,108 @@ fn chat(body: &Value, out: &mut Vec<Turn>) {
             }])),
             _ => {}
         }
+    }
+}
+
+/// The calls an assistant's text names, as smolagents' `ToolCallingAgent`
+/// writes a step it replays (`Calling tools:\n[{'id': 'call_…', 'type':
+/// 'function', 'function': {'name': 'read_file', …}}]`): the mock's own
+/// ids and names, which hold no quotes.
+fn text_calls(text: &str) -> Vec<SeenCall> {
+    let Some((_, list)) = text.rsplit_once("Calling tools:\n[") else {
+        return Vec::new();
+    };
+    let quoted = |s: &str, key: &str| -> Option<String> {
+        let rest = &s[s.find(key)? + key.len()..];
+        Some(rest[..rest.find('\'')?].to_string())
+    };
+    list.split("{'id': '")
+        .skip(1)
+        .filter_map(|call| {
+            Some(SeenCall {
+                id: Some(call[..call.find('\'')?].to_string()),
+                name: quoted(call, "'function': {'name': '")?,
+            })
+        })
+        .collect()
+}
+
+/// A user's text as smolagents' `ToolCallingAgent` writes its steps'
+/// answers, read as turns: `Observation:\n…` opening the text answers the
+/// calls `named` right before it; each error (a line `Error:\n`, its text
+/// up to the agent's `Now let's retry: …`) answers its step: the first
+/// one the calls `named` (the agent wrote `Call id: …` before it), any
+/// other a step whose calls the agent did not replay (a model turn of one
+/// call, the tool its text names). The text before the first answer is the
+/// user's.
+fn text_answers(text: &str, named: &[SeenCall], out: &mut Vec<Turn>) {
+    const RETRY: &str = "\nNow let's retry: take care not to repeat previous errors!";
+    let mut errors = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find(RETRY).map(|at| from + at) {
+        let start = text[from..at]
+            .match_indices("Error:\n")
+            .map(|(e, _)| from + e)
+            .filter(|&e| e == 0 || text.as_bytes()[e - 1] == b'\n')
+            .last();
+        if let Some(start) = start {
+            // From its `Call id:` line, if one is right before it.
+            let line = text[..start.saturating_sub(1)]
+                .rfind('\n')
+                .map_or(0, |l| l + 1);
+            let opening = if start > 0 && text[line..].starts_with("Call id: ") {
+                line
+            } else {
+                start
+            };
+            errors.push((opening, start + "Error:\n".len(), at));
+        }
+        from = at + RETRY.len();
+    }
+    let lead_end = errors
+        .first()
+        .map_or(text.len(), |&(opening, _, _)| opening);
+    let lead = text[..lead_end].trim_end_matches('\n');
+    let mut named = named;
+    match lead.strip_prefix("Observation:\n") {
+        Some(observed) if !named.is_empty() => {
+            out.push(Turn::Results(
+                named
+                    .iter()
+                    .map(|c| SeenResult {
+                        id: c.id.clone(),
+                        name: None,
+                        text: observed.to_string(),
+                        is_error: None,
+                    })
+                    .collect(),
+            ));
+            named = &[];
+        }
+        _ if !lead.is_empty() || errors.is_empty() => out.push(Turn::User(lead.to_string())),
+        _ => {}
+    }
+    for (opening, start, end) in errors {
+        let error = &text[start..end];
+        if named.is_empty() {
+            let tool = error
+                .strip_prefix("Error executing tool '")
+                .and_then(|t| t.split_once('\''))
+                .map_or("", |(tool, _)| tool);
+            out.push(Turn::Calls(vec![SeenCall {
+                id: None,
+                name: tool.to_string(),
+            }]));
+        }
+        let id = (opening < start - "Error:\n".len())
+            .then(|| text[opening + "Call id: ".len()..start - "Error:\n".len() - 1].to_string());
+        out.push(Turn::Results(vec![SeenResult {
+            id,
+            name: None,
+            text: error.to_string(),
+            is_error: None,
+        }]));
+        named = &[];
     }
 }
 
@@ -372,6 +484,61 @@ mod tests {
             {"role":"tool","tool_call_id":"c","content":"r"}
         ]});
         assert_eq!(turns(Dialect::OpenAiChat, &c).len(), 3);
+    }
+
+    /// smolagents' steps replayed as text: each a model turn with calls,
+    /// its answer the results; a failed step's calls are not replayed, and
+    /// its error may join the user text before it.
+    #[test]
+    fn chat_steps_replayed_as_text_read_as_turns() {
+        let step = |id: &str, name: &str| {
+            json!([{"type": "text", "text": format!(
+                "Calling tools:\n[{{'id': '{id}', 'type': 'function', 'function': {{'name': '{name}', 'arguments': {{}}}}}}]")}])
+        };
+        let retry = "\nNow let's retry: take care not to repeat previous errors! If you have retried several times, try a completely different approach.\n";
+        let error = |tool: &str| {
+            format!("Error:\nError executing tool '{tool}' with arguments {{}}: E{retry}")
+        };
+        let c = json!({"messages":[
+            {"role":"user","content":format!("New task:\ngo [[e2e:x]]\n{}", error("a"))},
+            {"role":"assistant","content":step("c1", "read_file")},
+            {"role":"user","content":[{"type":"text","text":format!("Observation:\nhello\n{}\n{}", error("b"), error("c"))}]},
+            {"role":"assistant","content":step("c2", "run_shell")},
+            {"role":"user","content":[{"type":"text","text":format!("Call id: c2\n{}", error("run_shell"))}]},
+            {"role":"user","content":"Observation:\nnot after a step"}
+        ]});
+        let result = |id: Option<&str>, text: &str| {
+            Turn::Results(vec![SeenResult {
+                id: id.map(str::to_string),
+                name: None,
+                text: text.into(),
+                is_error: None,
+            }])
+        };
+        let call = |id: Option<&str>, name: &str| {
+            Turn::Calls(vec![SeenCall {
+                id: id.map(str::to_string),
+                name: name.into(),
+            }])
+        };
+        let failed = |tool: &str| format!("Error executing tool '{tool}' with arguments {{}}: E");
+        assert_eq!(
+            turns(Dialect::OpenAiChat, &c),
+            vec![
+                Turn::User("New task:\ngo [[e2e:x]]".into()),
+                call(None, "a"),
+                result(None, &failed("a")),
+                call(Some("c1"), "read_file"),
+                result(Some("c1"), "hello"),
+                call(None, "b"),
+                result(None, &failed("b")),
+                call(None, "c"),
+                result(None, &failed("c")),
+                call(Some("c2"), "run_shell"),
+                result(Some("c2"), &failed("run_shell")),
+                Turn::User("Observation:\nnot after a step".into()),
+            ]
+        );
     }
 
     #[test]
