@@ -38,13 +38,13 @@ mod python;
 
 use std::borrow::Cow;
 
-use memchr::memmem;
 use serde_json::Value;
 use toolwarden_core::Verdict;
 
 use crate::{
     WireError,
     content::FlatContent,
+    seed::Needle,
     text::{Judge, flagless_verdict},
 };
 
@@ -52,7 +52,10 @@ use crate::{
 const CALLS: &str = "Calling tools:\n[";
 
 /// [`CALLS`] as it appears inside a JSON string (the newline escaped).
-const CALLS_IN_JSON: &[u8] = b"Calling tools:\\n[";
+static CALLS_IN_JSON: Needle = Needle::new("Calling tools:\\n[");
+
+/// [`OBSERVATION`] as it appears inside a JSON string.
+static OBSERVATION_IN_JSON: Needle = Needle::new("Observation:\\n");
 
 const OBSERVATION: &str = "Observation:\n";
 const CALL_ID: &str = "Call id: ";
@@ -63,7 +66,8 @@ const EXECUTING: &str = "Error executing tool '";
 const RETRY: &str = "\nNow let's retry: take care not to repeat previous errors!";
 
 /// [`RETRY`] as it appears inside a JSON string.
-const RETRY_IN_JSON: &[u8] = b"Now let's retry: take care not to repeat previous errors!";
+static RETRY_IN_JSON: Needle =
+    Needle::new("Now let's retry: take care not to repeat previous errors!");
 
 /// A call as a step's text names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,11 +95,9 @@ pub(crate) struct TextAnswer {
 /// a JSON string is always escaped).
 pub(crate) fn calls_of(content: Option<&str>) -> Vec<TextCall> {
     match content {
-        Some(raw) if memmem::find(raw.as_bytes(), CALLS_IN_JSON).is_some() => {
-            FlatContent::parse(Some(raw))
-                .map(|c| calls_named(&c.text))
-                .unwrap_or_default()
-        }
+        Some(raw) if CALLS_IN_JSON.in_(raw.as_bytes()) => FlatContent::parse(Some(raw))
+            .map(|c| calls_named(&c.text))
+            .unwrap_or_default(),
         _ => Vec::new(),
     }
 }
@@ -107,8 +109,8 @@ pub(crate) fn answers_in(content: Option<&str>, named: &[TextCall]) -> Vec<TextA
     let Some(raw) = content else {
         return Vec::new();
     };
-    let observed = !named.is_empty()
-        && memmem::find(&raw.as_bytes()[..raw.len().min(64)], b"Observation:\\n").is_some();
+    let observed =
+        !named.is_empty() && OBSERVATION_IN_JSON.in_(&raw.as_bytes()[..raw.len().min(64)]);
     if !observed && !may_hold_errors(raw) {
         return Vec::new();
     }
@@ -167,7 +169,7 @@ pub(crate) fn answers_in(content: Option<&str>, named: &[TextCall]) -> Vec<TextA
 /// later requests; they were read when they ended it.)
 pub(crate) fn may_hold_errors(raw: &str) -> bool {
     let tail = &raw.as_bytes()[raw.len().saturating_sub(ERROR_TAIL)..];
-    memmem::find(tail, RETRY_IN_JSON).is_some()
+    RETRY_IN_JSON.in_(tail)
 }
 
 /// How far from a content's end its last error's advice starts, at most
