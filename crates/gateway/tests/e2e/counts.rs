@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::{
     convo::{Convo, Kind, reply_calls, response_id},
-    support::{Harness, metric, post, send},
+    support::{Harness, calls_and_failures, metric, post, send},
 };
 
 const ROUNDS: u64 = 3;
@@ -102,14 +102,7 @@ async fn three_rounds(kind: Kind, stream: bool) {
 
     // The store, after a graceful shutdown drained the recorder.
     let stats = h.finish().await;
-    let tool = |name: &str| {
-        stats
-            .tools
-            .iter()
-            .find(|t| t.tool == name)
-            .map(|t| (t.calls, t.failures))
-            .unwrap_or_else(|| panic!("{what}: no row for {name} in {:?}", stats.tools))
-    };
+    let tool = |name: &str| calls_and_failures(&stats, name, &what);
     assert_eq!(tool("lookup"), (ROUNDS, 0), "{what}");
     assert_eq!(tool("book"), (ROUNDS, ROUNDS), "{what}");
     assert_eq!(stats.tools.len(), 2, "{what}: {:?}", stats.tools);

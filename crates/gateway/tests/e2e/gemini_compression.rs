@@ -14,7 +14,7 @@ use toolwarden_mock_provider::Scripted;
 
 use super::{
     convo::Kind,
-    support::{Harness, post},
+    support::{Harness, calls_and_failures, post},
 };
 
 /// The calls of every round: (tool, result fails). Arguments name the
@@ -167,14 +167,7 @@ async fn gemini_cli_compression_keeps_each_call_counted_once_with_its_result() {
     let stats = h.finish().await;
     let rounds = 3_u64;
     let all = CALLS.len() * 3;
-    let tool = |name: &str| {
-        stats
-            .tools
-            .iter()
-            .find(|t| t.tool == name)
-            .map(|t| (t.calls, t.failures))
-            .unwrap_or_else(|| panic!("no row for {name} in {:?}", stats.tools))
-    };
+    let tool = |name: &str| calls_and_failures(&stats, name, "compressed");
     assert_eq!(tool("read_file"), (2 * rounds, rounds), "{:?}", stats.tools);
     assert_eq!(
         tool("run_shell_command"),

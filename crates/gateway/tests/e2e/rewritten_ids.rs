@@ -13,7 +13,7 @@ use toolwarden_mock_provider::Scripted;
 
 use super::{
     convo::Kind,
-    support::{Harness, post},
+    support::{Harness, calls_and_failures, post},
 };
 
 /// The calls the model makes every round: (tool, arguments, result fails).
@@ -266,14 +266,7 @@ async fn rewritten(kind: Kind, stream: bool, restart: bool) {
         });
     }
     let stats = h.finish().await;
-    let tool = |name: &str| {
-        stats
-            .tools
-            .iter()
-            .find(|t| t.tool == name)
-            .map(|t| (t.calls, t.failures))
-            .unwrap_or_else(|| panic!("{what}: no row for {name} in {:?}", stats.tools))
-    };
+    let tool = |name: &str| calls_and_failures(&stats, name, &what);
     let rounds = ROUNDS as u64;
     assert_eq!(tool("read_file"), (2 * rounds, rounds), "{what}");
     assert_eq!(tool("run_shell"), (rounds, rounds), "{what}");
@@ -366,14 +359,7 @@ async fn rewritten_then_cut(kind: Kind) {
     let r = post(&h.client, url, &headers, &body(kind, &history[2..])).await;
     assert_eq!(r.status, 200, "{what}: {}", r.text());
     let stats = h.finish().await;
-    let tool = |name: &str| {
-        stats
-            .tools
-            .iter()
-            .find(|t| t.tool == name)
-            .map(|t| (t.calls, t.failures))
-            .unwrap_or_else(|| panic!("{what}: no row for {name} in {:?}", stats.tools))
-    };
+    let tool = |name: &str| calls_and_failures(&stats, name, &what);
     assert_eq!(tool("read_file"), (2, 1), "{what}");
     assert_eq!(tool("run_shell"), (1, 1), "{what}");
     let events = h.events();

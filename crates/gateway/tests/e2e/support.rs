@@ -341,6 +341,17 @@ pub fn metric(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
         .sum()
 }
 
+/// `(calls, failures)` of `tool`'s row in `stats`; panics naming `what`
+/// (the test's case) when there is none.
+pub fn calls_and_failures(stats: &Stats, tool: &str, what: &str) -> (u64, u64) {
+    stats
+        .tools
+        .iter()
+        .find(|t| t.tool == tool)
+        .map(|t| (t.calls, t.failures))
+        .unwrap_or_else(|| panic!("{what}: no row for {tool} in {:?}", stats.tools))
+}
+
 /// The tool counters `(calls, results, failures)`, each summed over the
 /// series whose labels include every `(key, value)`.
 pub fn tool_counts(text: &str, labels: &[(&str, &str)]) -> (f64, f64, f64) {

@@ -14,7 +14,7 @@ use toolwarden_mock_provider::Scripted;
 
 use super::{
     convo::Kind,
-    support::{Harness, post},
+    support::{Harness, calls_and_failures, post},
 };
 
 /// The steps: (tool, arguments as JSON, as Python writes them, output,
@@ -143,14 +143,7 @@ async fn answered_in_text(said: bool, restart: bool) {
         }
     }
     let stats = h.finish().await;
-    let tool = |name: &str| {
-        stats
-            .tools
-            .iter()
-            .find(|t| t.tool == name)
-            .map(|t| (t.calls, t.failures))
-            .unwrap_or_else(|| panic!("{what}: no row for {name} in {:?}", stats.tools))
-    };
+    let tool = |name: &str| calls_and_failures(&stats, name, &what);
     assert_eq!(tool("read_file"), (2, 2), "{what}");
     assert_eq!(tool("run_shell"), (2, 1), "{what}");
     assert_eq!(stats.tools.len(), 2, "{what}: {:?}", stats.tools);

@@ -5,7 +5,11 @@
 //! `function:<name>#<n>` (`n` counts legacy calls from 0). Results:
 //! `role: tool` messages (string or text-part content) and legacy
 //! `role: function` messages, which answer the latest legacy call of their
-//! name. Chat has no error flag: the verdict comes from MCP `isError`
+//! name. A client that answers calls in text (Hugging Face smolagents: the
+//! calls in an assistant's text, `Observation:` or `Error:` in a user's)
+//! adds the calls its texts name and the answers its user texts hold
+//! ([`crate::text_answers`]; such an error is an explicit failure). Chat
+//! has no error flag: the verdict comes from MCP `isError`
 //! inside the content, else the content [`crate::Detector`]
 //! (`Basis::Heuristic` when it reads as a failure, `Basis::None`
 //! otherwise), decided when the result is read ([`read_result`]); message
