@@ -411,3 +411,52 @@ fn an_error_joined_to_the_task_leaves_the_first_turn() {
     assert_eq!(user_words(&failed), task);
     assert_ne!(hash(&body(task)), hash(&body("New task:\nRun others.")));
 }
+
+/// smolagents' `CodeAgent` writes each code step as a call of its own
+/// `python_interpreter` tool (ids `call_1`, `call_2`, … that no response
+/// made), kept even when the code raised: its steps read as that tool's
+/// results, an error by its `Call id:`.
+#[test]
+fn a_code_agents_steps_read_as_python_interpreter_results() {
+    let text = |t: &str| json!([{"type": "text", "text": t}]);
+    // The code as Python's `repr` quotes it.
+    let step = |id: &str, code: &str| {
+        let quoted = if code.contains('\'') {
+            format!("\"{code}\"")
+        } else {
+            format!("'{code}'")
+        };
+        format!(
+            "Thought: run it.\n```python\n{code}\n```\nCalling tools:\n[{{'id': '{id}', 'type': 'function', 'function': {{'name': 'python_interpreter', 'arguments': {quoted}}}}}]"
+        )
+    };
+    let body = serde_json::to_vec(&json!({"model": "gpt-4o", "messages": [
+        {"role": "system", "content": text("You are an expert assistant who can solve any task using code blobs.")},
+        {"role": "user", "content": text("New task:\nAdd them.")},
+        {"role": "assistant", "content": text(&step("call_2", "print(1 + 1)"))},
+        {"role": "user", "content": text("Observation:\nExecution logs:\n2\nLast output from code snippet:\nNone")},
+        {"role": "assistant", "content": text(&step("call_3", "open('missing.txt')"))},
+        {"role": "user", "content": text(&format!("Call id: call_3\nError:\nCode execution failed at line 'open('missing.txt')' due to: FileNotFoundError: missing.txt{RETRY_ALL}"))},
+    ]}))
+    .unwrap();
+    let view =
+        crate::testutil::eager_view(crate::Dialect::OpenAiChat, &body, &|_| Verdict::NONE).unwrap();
+    let got: Vec<_> = view
+        .results
+        .iter()
+        .map(|r| (&*r.call_id, r.tool.as_deref(), r.new, r.verdict))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("call_2", Some("python_interpreter"), false, Verdict::NONE),
+            (
+                "call_3",
+                Some("python_interpreter"),
+                true,
+                Verdict::explicit(true)
+            ),
+        ]
+    );
+    assert_eq!(view.calls[1].arguments, "open('missing.txt')");
+}
