@@ -61,13 +61,21 @@ const REQUEST_CASES: &[(&str, Dialect, Body)] = &[
         Body::Corpus("conversations/conv_openai_chat_taubench_airline_task13_trial0.json"),
     ),
     ("chat turn 22KB", Dialect::OpenAiChat, Body::AgentTurn),
+    ("gemini turn 22KB", Dialect::Gemini, Body::AgentTurn),
+    (
+        "converse turn 22KB",
+        Dialect::BedrockConverse,
+        Body::AgentTurn,
+    ),
 ];
 
 /// The shape of `toolwarden-bench`'s requests: four tool calls and their
 /// four results (~5 KB of real tool output each, from the corpus's
 /// `tool_results.jsonl`; the last one a failure). Anthropic: `tool_use`
 /// blocks and `tool_result` blocks (the last flagged `is_error`); Chat:
-/// `tool_calls` and `role: tool` messages.
+/// `tool_calls` and `role: tool` messages; Gemini: `functionCall` and
+/// `functionResponse` parts; Bedrock Converse: `toolUse` and `toolResult`
+/// blocks (the last with `status: "error"`).
 fn agent_turn(dialect: Dialect) -> Vec<u8> {
     let texts: Vec<String> = String::from_utf8(corpus("tool_results.jsonl"))
         .expect("UTF-8")
@@ -87,6 +95,39 @@ fn agent_turn(dialect: Dialect) -> Vec<u8> {
         }
         s.chars().take(5_000).collect::<String>()
     };
+    let ask = "Read the modules and summarise them.";
+    if dialect == Dialect::Gemini {
+        let calls: Vec<serde_json::Value> = (0..4)
+            .map(|i| serde_json::json!({"functionCall":{"name":"read_file","args":{"path":format!("src/mod{i}.rs")}}}))
+            .collect();
+        let responses: Vec<serde_json::Value> = (0..4)
+            .map(|i| serde_json::json!({"functionResponse":{"name":"read_file","response":{"content":content(i)}}}))
+            .collect();
+        return serde_json::to_vec(&serde_json::json!({
+            "systemInstruction": {"parts":[{"text":"You are a coding agent."}]},
+            "tools": [{"functionDeclarations":[{"name":"read_file","parameters":{"type":"object"}}]}],
+            "contents": [
+                {"role":"user","parts":[{"text":ask}]},
+                {"role":"model","parts":calls},
+                {"role":"user","parts":responses}]}))
+        .expect("JSON");
+    }
+    if dialect == Dialect::BedrockConverse {
+        let uses: Vec<serde_json::Value> = (0..4)
+            .map(|i| serde_json::json!({"toolUse":{"toolUseId":format!("tooluse_bench{i}"),"name":"read_file","input":{"path":format!("src/mod{i}.rs")}}}))
+            .collect();
+        let results: Vec<serde_json::Value> = (0..4)
+            .map(|i| serde_json::json!({"toolResult":{"toolUseId":format!("tooluse_bench{i}"),"content":[{"text":content(i)}],"status":if i == 3 {"error"} else {"success"}}}))
+            .collect();
+        return serde_json::to_vec(&serde_json::json!({
+            "system": [{"text":"You are a coding agent."}],
+            "toolConfig": {"tools":[{"toolSpec":{"name":"read_file","inputSchema":{"json":{"type":"object"}}}}]},
+            "messages": [
+                {"role":"user","content":[{"text":ask}]},
+                {"role":"assistant","content":uses},
+                {"role":"user","content":results}]}))
+        .expect("JSON");
+    }
     if dialect == Dialect::OpenAiChat {
         let calls: Vec<serde_json::Value> = (0..4)
             .map(|i| serde_json::json!({"id":format!("call_bench{i}"),"type":"function","function":{"name":"read_file","arguments":format!("{{\"path\":\"src/mod{i}.rs\"}}")}}))

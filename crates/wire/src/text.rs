@@ -185,6 +185,32 @@ pub(crate) fn mcp_is_error(content: &str) -> Option<bool> {
     serde_json::from_str::<Mcp>(trimmed).ok()?.is_error
 }
 
+/// The offset in a JSON string literal (`"…"`, as sent) at which the first
+/// `decoded` bytes of its value end; `None` when `decoded` falls inside
+/// an escape or past the value's end.
+pub(crate) fn escaped_offset(literal: &str, decoded: usize) -> Option<usize> {
+    let bytes = literal.as_bytes();
+    let (mut at, mut out) = (1, 0);
+    while out < decoded {
+        let (raw, value) = match *bytes.get(at)? {
+            b'"' => return None,
+            b'\\' if *bytes.get(at + 1)? == b'u' => {
+                let unit = u32::from_str_radix(literal.get(at + 2..at + 6)?, 16).ok()?;
+                match unit {
+                    // A surrogate pair: two escapes, one 4-byte character.
+                    0xD800..=0xDBFF => (12, 4),
+                    _ => (6, char::from_u32(unit).map_or(3, char::len_utf8)),
+                }
+            }
+            b'\\' => (2, 1),
+            _ => (1, 1),
+        };
+        at += raw;
+        out += value;
+    }
+    (out == decoded).then_some(at)
+}
+
 /// 64-bit FNV-1a, fed in pieces: stable across runs, platforms and versions
 /// (unlike `std`'s `DefaultHasher`).
 #[derive(Debug, Clone, Copy)]
@@ -361,6 +387,37 @@ mod tests {
                     proptest::prop_assert_eq!(e.kind(), WireErrorKind::InvalidJson);
                 }
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Any literal serde_json reads: the offset of each prefix of its
+        /// value ends a literal that reads as that prefix.
+        #[test]
+        fn escaped_offsets_end_each_prefix(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    3 => proptest::prelude::Just("abc"),
+                    2 => proptest::prelude::Just("é✓"),
+                    2 => proptest::prelude::Just(r"\n"),
+                    1 => proptest::prelude::Just(r#"\""#),
+                    1 => proptest::prelude::Just(r"\\"),
+                    1 => proptest::prelude::Just(r"\u00e9"),
+                    1 => proptest::prelude::Just(r"\u2713"),
+                    1 => proptest::prelude::Just(r"\ud83d\ude00"),
+                ],
+                0..40,
+            )
+        ) {
+            let raw = format!("\"{}\"", parts.concat());
+            let value: String = serde_json::from_str(&raw).unwrap();
+            for k in (0..=value.len()).filter(|&k| value.is_char_boundary(k)) {
+                let at = escaped_offset(&raw, k);
+                proptest::prop_assert!(at.is_some(), "{raw} {k}");
+                let prefix: String = serde_json::from_str(&format!("{}\"", &raw[..at.unwrap()])).unwrap();
+                proptest::prop_assert_eq!(prefix, &value[..k]);
+            }
+            proptest::prop_assert_eq!(escaped_offset(&raw, value.len() + 1), None);
         }
     }
 

@@ -42,8 +42,9 @@ use serde_json::Value;
 use toolwarden_core::Verdict;
 
 use crate::{
-    WireError,
+    CallView, ResultView, WireError,
     content::FlatContent,
+    raw_result::RawResult,
     seed::Needle,
     text::{Judge, flagless_verdict},
 };
@@ -88,6 +89,70 @@ pub(crate) struct TextAnswer {
     /// For a call read from its error: the fingerprint of the model turn
     /// of that one call ([`crate::turn::fingerprint`]).
     pub turn: Option<u64>,
+}
+
+/// A conversation's steps answered in text, as a dialect's view reads its
+/// messages in order: each message is either an assistant's text (no
+/// calls of the API's own), a user's text (no results of the API's own),
+/// or another message. The same for every dialect whose content is a
+/// string or text parts (Chat, Anthropic Messages).
+#[derive(Debug, Default)]
+pub(crate) struct TextSteps {
+    /// The calls the message right before named, when it was an
+    /// assistant's text.
+    named: Vec<TextCall>,
+}
+
+impl TextSteps {
+    /// An assistant's text, `content` its raw JSON, at message `i`: the
+    /// calls it names, added to `calls`.
+    pub(crate) fn assistant<'a>(
+        &mut self,
+        content: Option<&str>,
+        i: usize,
+        calls: &mut Vec<CallView<'a>>,
+    ) {
+        self.named = calls_of(content);
+        calls.extend(self.named.iter().map(|call| CallView {
+            id: Cow::Owned(call.id.clone()),
+            name: Cow::Owned(call.name.clone()),
+            arguments: Cow::Owned(call.arguments.clone()),
+            message_index: i,
+        }));
+    }
+
+    /// A user's text, `content` its raw JSON, at message `i`: the answers
+    /// it holds, added to `results` (`new` as the view decides it).
+    pub(crate) fn user<'a>(
+        &mut self,
+        content: Option<&'a str>,
+        i: usize,
+        new: bool,
+        results: &mut Vec<ResultView<'a>>,
+    ) {
+        let named = std::mem::take(&mut self.named);
+        results.extend(
+            answers_in(content, &named)
+                .into_iter()
+                .map(|answer| ResultView {
+                    call_id: Cow::Owned(answer.call.id),
+                    tool: Some(Cow::Owned(answer.call.name)),
+                    message_index: i,
+                    new,
+                    raw: RawResult::TextAnswer {
+                        content,
+                        segment: answer.segment,
+                        turn: answer.turn,
+                    },
+                }),
+        );
+    }
+
+    /// Any other message: the calls named before it are not the step's
+    /// right before the next user text.
+    pub(crate) fn other(&mut self) {
+        self.named.clear();
+    }
 }
 
 /// The calls an assistant's content (raw JSON: a string or text parts)
@@ -171,6 +236,23 @@ pub(crate) fn may_hold_errors(raw: &str) -> bool {
     let tail = &raw.as_bytes()[raw.len().saturating_sub(ERROR_TAIL)..];
     RETRY_IN_JSON.in_(tail)
 }
+
+/// Whether a text (decoded) may be a step of a client that answers calls
+/// in text: it names calls, opens with an observation, or ends with an
+/// error. Every text whose raw JSON [`calls_of`] or [`answers_in`] reads
+/// something from passes (a mark in raw JSON is the same mark decoded, no
+/// farther from the text's start or end), so a view whose reader does not
+/// keep a message's raw content can ask this first, and find the raw only
+/// for the texts that pass.
+pub(crate) fn may_be_step(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    CALLS_IN_TEXT.in_(bytes)
+        || bytes.starts_with(OBSERVATION.as_bytes())
+        || RETRY_IN_JSON.in_(&bytes[bytes.len().saturating_sub(ERROR_TAIL)..])
+}
+
+/// [`CALLS`], decoded.
+static CALLS_IN_TEXT: Needle = Needle::new(CALLS);
 
 /// How far from a content's end its last error's advice starts, at most
 /// (the advice's ~130 bytes, the JSON that closes the content).

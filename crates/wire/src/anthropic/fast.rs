@@ -116,7 +116,7 @@ fn messages<'a>(s: &mut Scanner<'a>, b: &mut Builder<'a>) -> Fast<()> {
 /// One message: `role` and `content` in either order.
 fn message<'a>(s: &mut Scanner<'a>, b: &mut Builder<'a>, i: usize) -> Fast<()> {
     let mut role = None;
-    let mut has_content = false;
+    let mut raw = None;
     let mut text = b.text_hasher();
     s.object(|s, key| match key {
         "role" if role.is_some() => Err(Bail),
@@ -124,17 +124,16 @@ fn message<'a>(s: &mut Scanner<'a>, b: &mut Builder<'a>, i: usize) -> Fast<()> {
             role = Some(s.string()?);
             Ok(())
         }
-        "content" if has_content => Err(Bail),
+        "content" if raw.is_some() => Err(Bail),
         "content" => {
-            content(s, b, i, text.as_mut())?;
-            has_content = true;
+            raw = Some(s.spanned(|s| content(s, b, i, text.as_mut()))?.1);
             Ok(())
         }
         _ => s.skip(),
     })?;
-    match (role, has_content) {
-        (Some(role), true) => {
-            b.message(role, i, text);
+    match (role, raw) {
+        (Some(role), Some(raw)) => {
+            b.message(role, i, text, raw);
             Ok(())
         }
         _ => Err(Bail),

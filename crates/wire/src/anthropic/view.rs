@@ -58,6 +58,7 @@ use crate::{
     scan::{Bail, Fast},
     splice::{Str, utf8},
     text::{Fnv64, mcp_is_error},
+    text_answers::{self, TextSteps},
 };
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
@@ -140,6 +141,11 @@ pub(super) struct Builder<'a> {
     /// Whether the content read so far of the message being read ends in
     /// whitespace (see [`Shape::ends_in_space`]), when inspecting.
     ends_in_space: bool,
+    /// Whether the message being read holds calls or results of the API's
+    /// own (else it is text alone, which may answer calls in text).
+    api_blocks: bool,
+    /// A client that answers calls in text ([`crate::text_answers`]).
+    steps: TextSteps,
 }
 
 impl<'a> Builder<'a> {
@@ -156,11 +162,25 @@ impl<'a> Builder<'a> {
         self.first_user_hash.is_none().then(OpeningHash::default)
     }
 
-    /// The message at index `i` has been read: its role, and its text's
-    /// hash from [`Builder::text_hasher`].
-    pub fn message(&mut self, role: Cow<'a, str>, i: usize, text: Option<OpeningHash>) {
+    /// The message at index `i` has been read: its role, its text's hash
+    /// from [`Builder::text_hasher`], and its content's raw JSON.
+    pub fn message(
+        &mut self,
+        role: Cow<'a, str>,
+        i: usize,
+        text: Option<OpeningHash>,
+        content: &'a str,
+    ) {
         let assistant = role == "assistant";
         let user = role == "user";
+        match (assistant, user, std::mem::take(&mut self.api_blocks)) {
+            (true, _, false) => self.steps.assistant(Some(content), i, &mut self.view.calls),
+            // `new` is decided once the whole body is read (`finish`).
+            (_, true, false) => self
+                .steps
+                .user(Some(content), i, false, &mut self.view.results),
+            _ => self.steps.other(),
+        }
         if let Some(shapes) = &mut self.shapes {
             shapes.push(Shape {
                 role,
@@ -172,7 +192,7 @@ impl<'a> Builder<'a> {
             self.assistant_before_last = self.last_assistant;
             self.last_assistant = Some(i);
         } else if user && self.first_user_hash.is_none() {
-            self.first_user_hash = text.map(OpeningHash::finish);
+            self.first_user_hash = text.map(|text| first_user_hash(text, content));
         }
     }
 
@@ -242,6 +262,7 @@ impl<'a> Builder<'a> {
     /// One content block of the message at index `i`.
     pub fn block(&mut self, block: Block<'a>, i: usize) {
         let class = classify(&block.kind);
+        self.api_blocks |= class != BlockClass::Other;
         if self.shapes.is_some() {
             // Only the last block's counts: each one overwrites it.
             self.ends_in_space =
@@ -280,6 +301,21 @@ impl<'a> Builder<'a> {
             BlockClass::Other => {}
         }
     }
+}
+
+/// The first user message's hash: that of its text parts ([`OpeningHash`]),
+/// or, when a client joined a failed step's error to it, that of the
+/// user's words alone ([`text_answers::user_words`]), as it was before.
+fn first_user_hash(parts: OpeningHash, content: &str) -> u64 {
+    if !text_answers::may_hold_errors(content) {
+        return parts.finish();
+    }
+    let Ok(text) = crate::opening::opening_text(Some(content)) else {
+        return parts.finish();
+    };
+    let mut words = OpeningHash::default();
+    words.part(text_answers::user_words(&text));
+    words.finish()
 }
 
 /// The top-level object.
@@ -384,21 +420,27 @@ impl<'de: 'a, 'a> Visitor<'de> for MessageSeed<'_, 'a> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let MessageSeed { b, i } = self;
         let mut role: Option<Str<'de>> = None;
-        let mut has_content = false;
+        let mut raw: Option<&'de str> = None;
         // Text is hashed only while the first user message is not known.
         let mut text = b.text_hasher();
         while let Some(key) = map.next_key::<Str<'de>>()? {
             match &*key.0 {
                 "role" if role.is_some() => return Err(A::Error::duplicate_field("role")),
                 "role" => role = Some(map.next_value()?),
-                "content" if has_content => return Err(A::Error::duplicate_field("content")),
+                "content" if raw.is_some() => return Err(A::Error::duplicate_field("content")),
                 "content" => {
-                    map.next_value_seed(ContentSeed {
+                    // Kept raw as the fast path keeps it (a text answer's
+                    // content), then read block by block.
+                    let content = map.next_value::<&'de RawValue>()?.get();
+                    let mut de = serde_json::Deserializer::from_str(content);
+                    ContentSeed {
                         b: &mut *b,
                         i,
                         text: text.as_mut(),
-                    })?;
-                    has_content = true;
+                    }
+                    .deserialize(&mut de)
+                    .map_err(A::Error::custom)?;
+                    raw = Some(content);
                 }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -406,10 +448,10 @@ impl<'de: 'a, 'a> Visitor<'de> for MessageSeed<'_, 'a> {
             }
         }
         let role = role.ok_or_else(|| A::Error::missing_field("role"))?;
-        if !has_content {
+        let Some(raw) = raw else {
             return Err(A::Error::missing_field("content"));
-        }
-        b.message(role.0, i, text);
+        };
+        b.message(role.0, i, text, raw);
         Ok(())
     }
 }

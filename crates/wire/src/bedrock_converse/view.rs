@@ -27,8 +27,10 @@ use crate::{
     CallView, ModelFamily, RequestView, ResultView, WireError,
     opening::OpeningHash,
     raw_result::RawResult,
+    scan::Scanner,
     splice::{opt_cow, utf8},
     text::{Fnv64, Judge, mcp_is_error, push_part},
+    text_answers::{self, TextSteps},
 };
 
 /// See [`crate::request_view`].
@@ -43,7 +45,8 @@ pub(crate) fn inspect(body: &[u8], model: ModelFamily) -> crate::Inspection<'_> 
 
 /// The view and, for `check` (the model the rules judge for), the defects.
 fn read(body: &[u8], check: Option<ModelFamily>) -> crate::Pass<'_> {
-    let req: Request<'_> = serde_json::from_str(utf8(body)?)?;
+    let text = utf8(body)?;
+    let req: Request<'_> = serde_json::from_str(text)?;
     let shapes: Option<Vec<Shape<'_>>> =
         check.map(|_| req.messages.iter().map(Shape::of).collect());
     let mut view = RequestView {
@@ -62,14 +65,51 @@ fn read(body: &[u8], check: Option<ModelFamily>) -> crate::Pass<'_> {
     hash.write(b"\x00system-end");
     let mut opening = OpeningHash::after(hash);
     let mut first_user = true;
+    // A client that answers calls in text (`crate::text_answers`), and
+    // the messages' raw contents, found when one may be such a step.
+    let mut steps = TextSteps::default();
+    let mut raws: Option<Option<Vec<&str>>> = None;
     for (i, m) in req.messages.into_iter().enumerate() {
-        if m.role == "assistant" {
+        let assistant = m.role == "assistant";
+        let user = m.role == "user";
+        if assistant {
             assistant_before_last = last_assistant;
             last_assistant = Some(i);
         }
-        let hash_text = first_user && m.role == "user";
+        let texts_only = !m
+            .content
+            .iter()
+            .any(|b| b.tool_use.is_some() || b.tool_result.is_some());
+        let hash_text = first_user && user;
+        let may_be_step = (texts_only || hash_text)
+            && m.content
+                .iter()
+                .filter_map(|b| b.text.as_deref())
+                .any(text_answers::may_be_step);
+        let raw = may_be_step
+            .then(|| {
+                raws.get_or_insert_with(|| contents(text))
+                    .as_ref()?
+                    .get(i)
+                    .copied()
+            })
+            .flatten();
+        match (assistant, user, texts_only) {
+            (true, _, true) => steps.assistant(raw, i, &mut view.calls),
+            // `new` is decided below, once every message is read.
+            (_, true, true) => steps.user(raw, i, false, &mut view.results),
+            _ => steps.other(),
+        }
+        // A failed step's error a client joined to the task: the user's
+        // words alone, as before it (`text_answers::user_words`).
+        let words = raw
+            .filter(|raw| hash_text && text_answers::may_hold_errors(raw))
+            .and_then(|raw| crate::opening::opening_text(Some(raw)).ok());
+        if let Some(text) = &words {
+            opening.part(text_answers::user_words(text));
+        }
         for block in m.content {
-            if let (true, Some(t)) = (hash_text, &block.text) {
+            if let (true, None, Some(t)) = (hash_text, &words, &block.text) {
                 opening.part(t);
             }
             if let Some(u) = block.tool_use {
@@ -127,6 +167,34 @@ fn read(body: &[u8], check: Option<ModelFamily>) -> crate::Pass<'_> {
         view,
         shapes.as_deref().zip(check).map(|(s, m)| defects(s, m)),
     ))
+}
+
+/// Each message's `content` as its raw JSON, read again from the body by
+/// the SIMD scanner (a body it does not take, such as one with an escaped
+/// key, gives `None`: its texts are not read as steps).
+fn contents(text: &str) -> Option<Vec<&str>> {
+    let mut s = Scanner::new(text);
+    let mut out = Vec::new();
+    s.object(|s, key| {
+        if key != "messages" {
+            return s.skip();
+        }
+        s.array(|s| {
+            let mut content = "null";
+            s.object(|s, key| {
+                if key == "content" {
+                    content = s.raw()?;
+                    Ok(())
+                } else {
+                    s.skip()
+                }
+            })?;
+            out.push(content);
+            Ok(())
+        })
+    })
+    .ok()?;
+    Some(out)
 }
 
 /// One block of a result's `content`.

@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use super::model::{Body, Content, Contents, Entries, FnCall, FnResponse, Part, RawObject};
+use super::model::{Body, Content, Contents, Entries, FnCall, FnResponse, Part, Parts, RawObject};
 use crate::{
     scan::{Bail, Fast, Scanner, Seen},
     splice::Raw,
@@ -73,12 +73,20 @@ fn content<'a>(s: &mut Scanner<'a>) -> Fast<Content<'a>> {
         match key {
             "role" => c.role = fields.once(0, s.opt_string())?,
             "parts" => {
-                let mut parts = Vec::new();
-                s.array(|s| {
-                    parts.push(part(s)?);
-                    Ok(())
+                let mut list = Vec::new();
+                let ((), raw) = s.spanned(|s| {
+                    s.array(|s| {
+                        list.push(part(s)?);
+                        Ok(())
+                    })
                 })?;
-                c.parts = fields.once(1, Ok(parts))?;
+                c.parts = fields.once(
+                    1,
+                    Ok(Parts {
+                        list,
+                        raw: Some(raw),
+                    }),
+                )?;
             }
             _ => s.skip()?,
         }

@@ -57,7 +57,43 @@ pub(super) struct Content<'a> {
     #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    pub parts: Vec<Part<'a>>,
+    pub parts: Parts<'a>,
+}
+
+/// `parts`, with their raw text (a text answer's content:
+/// [`crate::text_answers`]).
+#[derive(Default)]
+pub(super) struct Parts<'a> {
+    pub list: Vec<Part<'a>>,
+    pub raw: Option<&'a str>,
+}
+
+impl<'a> std::ops::Deref for Parts<'a> {
+    type Target = [Part<'a>];
+    fn deref(&self) -> &[Part<'a>] {
+        &self.list
+    }
+}
+
+impl<'a> Parts<'a> {
+    /// Whether a part is a function call or response (else the content is
+    /// text alone, which may answer calls in text).
+    pub fn has_calls_or_responses(&self) -> bool {
+        self.list
+            .iter()
+            .any(|p| p.call.is_some() || p.response.is_some())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Parts<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = <&'de RawValue>::deserialize(d)?.get();
+        let list = serde_json::from_str(raw).map_err(de::Error::custom)?;
+        Ok(Parts {
+            list,
+            raw: Some(raw),
+        })
+    }
 }
 
 /// One part; only function calls and responses matter.

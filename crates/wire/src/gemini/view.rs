@@ -15,6 +15,8 @@ use crate::{
     raw_result::RawResult,
     scan::Bail,
     splice::{Raw, fnv1a},
+    text::Fnv64,
+    text_answers::{self, TextSteps},
 };
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
@@ -88,7 +90,15 @@ fn view_of<'a>(body: &Body<'a>, check: bool) -> crate::Pass<'a> {
         let system = body.system.map(|s| s.0.as_bytes()).unwrap_or(b"");
         view.first_turn_hash = Some(first_turn_hash(system, first));
     }
+    // A client that answers calls in text (`crate::text_answers`).
+    let mut steps = TextSteps::default();
     for (k, (content, turn)) in contents.iter().zip(&paired).enumerate() {
+        let new = last_model.is_none_or(|m| k > m);
+        match (content.is_model(), content.parts.has_calls_or_responses()) {
+            (true, false) => steps.assistant(content.parts.raw, k, &mut view.calls),
+            (false, false) => steps.user(content.parts.raw, k, new, &mut view.results),
+            _ => steps.other(),
+        }
         for c in &turn.calls {
             let call = content.parts[c.part].call.as_ref();
             view.calls.push(CallView {
@@ -104,7 +114,7 @@ fn view_of<'a>(body: &Body<'a>, check: bool) -> crate::Pass<'a> {
                 call_id: owned_or(&r.id, content_id(resp.and_then(|f| f.id.as_ref()))),
                 tool: resp.and_then(|f| f.name.as_ref()).map(|n| clone_cow(n)),
                 message_index: k,
-                new: last_model.is_none_or(|m| k > m),
+                new,
                 raw: RawResult::Gemini {
                     response: resp.and_then(|f| f.response).map(|r| r.0),
                 },
@@ -117,8 +127,16 @@ fn view_of<'a>(body: &Body<'a>, check: bool) -> crate::Pass<'a> {
 /// The first-turn fingerprint: the system instruction and the first
 /// content, as their raw text; a first content whose text parts hold a
 /// harness's reminders beside other text by its role and that other text
-/// (see [`crate::opening`]).
+/// (see [`crate::opening`]); a first content a failed step's error was
+/// joined to as it was before ([`joined_errors`]).
 fn first_turn_hash(system: &[u8], first: &str) -> u64 {
+    if let Some(joined) = joined_errors(first) {
+        let mut hash = Fnv64::default();
+        hash.field(system);
+        hash.write(&first.as_bytes()[..joined.start]);
+        hash.write(&first.as_bytes()[joined.end..]);
+        return hash.finish();
+    }
     #[derive(Deserialize)]
     struct Opening<'a> {
         #[serde(borrow, default)]
@@ -142,6 +160,34 @@ fn first_turn_hash(system: &[u8], first: &str) -> u64 {
         ]),
         None => fnv1a(&[system, first.as_bytes()]),
     }
+}
+
+/// Where, in a first content's raw text, the errors a client joined to its
+/// last text part lie (smolagents joins a failed step's error to the task,
+/// with a newline: [`text_answers::user_words`]): the escaped text from
+/// that newline to the string's closing quote. Without them the content
+/// reads byte for byte as the client sent it before the error.
+fn joined_errors(first: &str) -> Option<std::ops::Range<usize>> {
+    #[derive(Deserialize)]
+    struct Opening<'a> {
+        #[serde(borrow)]
+        parts: Vec<TextPart<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct TextPart<'a> {
+        #[serde(borrow, default)]
+        text: Option<&'a serde_json::value::RawValue>,
+    }
+    if !text_answers::may_hold_errors(first) {
+        return None;
+    }
+    let opening: Opening<'_> = serde_json::from_str(first).ok()?;
+    let literal = opening.parts.iter().rev().find_map(|p| p.text)?.get();
+    let text: Cow<'_, str> = serde_json::from_str(literal).ok()?;
+    let words = text_answers::user_words(&text);
+    let cut = crate::text::escaped_offset(literal, words.len())?;
+    let start = literal.as_ptr() as usize - first.as_ptr() as usize;
+    (words.len() < text.len()).then(|| start + cut..start + literal.len() - 1)
 }
 
 /// Read a response (see [`crate::ResultView::read`]): an `error` key

@@ -34,7 +34,7 @@ use crate::{
     raw_result::RawResult,
     scan::Bail,
     text::{Fnv64, Judge, flagless_verdict},
-    text_answers::{self, TextCall},
+    text_answers::{self, TextSteps},
 };
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
@@ -127,33 +127,22 @@ pub(super) fn view_of<'a>(req: Request<'a>, check: bool) -> crate::Pass<'a> {
     // not a result of its own, the call's result counts once.
     let mut names: AHashMap<Cow<'a, str>, (Option<usize>, u32)> = AHashMap::new();
     let mut legacy: AHashMap<Cow<'a, str>, String> = AHashMap::new();
-    // The calls an assistant's text names, for the user's text after it
-    // (a client that answers calls in text: `crate::text_answers`).
-    let mut text_calls: Vec<TextCall> = Vec::new();
-    // Whether the message before is an assistant's text (no calls of the
-    // API's own).
-    let mut assistant_text = false;
+    // A client that answers calls in text (`crate::text_answers`).
+    let mut steps = TextSteps::default();
     for (i, msg) in req.messages.into_iter().enumerate() {
         if first_user.is_some_and(|u| i <= u) {
             hash_message(&mut hash, &msg)?;
         }
         let new = last_assistant.is_none_or(|a| i > a);
-        let named = std::mem::take(&mut text_calls);
-        let after_text = std::mem::replace(&mut assistant_text, false);
+        match &*msg.role {
+            "assistant" if msg.tool_calls.is_none() && msg.function_call.is_none() => {
+                steps.assistant(msg.content.map(|r| r.0), i, &mut view.calls);
+            }
+            "user" => steps.user(msg.content.map(|r| r.0), i, new, &mut view.results),
+            _ => steps.other(),
+        }
         match &*msg.role {
             "assistant" => {
-                if msg.tool_calls.is_none() && msg.function_call.is_none() {
-                    assistant_text = true;
-                    text_calls = text_answers::calls_of(msg.content.map(|r| r.0));
-                    for call in &text_calls {
-                        view.calls.push(CallView {
-                            id: Cow::Owned(call.id.clone()),
-                            name: Cow::Owned(call.name.clone()),
-                            arguments: Cow::Owned(call.arguments.clone()),
-                            message_index: i,
-                        });
-                    }
-                }
                 for tc in msg.tool_calls.into_iter().flatten() {
                     let id = tc.id.clone().unwrap_or_default();
                     let (name, arguments) = tc.parts();
@@ -217,24 +206,6 @@ pub(super) fn view_of<'a>(req: Request<'a>, check: bool) -> crate::Pass<'a> {
                         content: msg.content.map(|r| r.0),
                     },
                 });
-            }
-            "user" => {
-                let content = msg.content.map(|r| r.0);
-                // The step right before it, if an assistant's text named one.
-                let named: &[TextCall] = if after_text { &named } else { &[] };
-                for answer in text_answers::answers_in(content, named) {
-                    view.results.push(ResultView {
-                        call_id: Cow::Owned(answer.call.id),
-                        tool: Some(Cow::Owned(answer.call.name)),
-                        message_index: i,
-                        new,
-                        raw: RawResult::TextAnswer {
-                            content,
-                            segment: answer.segment,
-                            turn: answer.turn,
-                        },
-                    });
-                }
             }
             _ => {}
         }

@@ -223,6 +223,17 @@ impl<'a> Scanner<'a> {
         self.text.get(start..self.at).ok_or(Bail)
     }
 
+    /// One value read by `read`, with its raw text.
+    pub(crate) fn spanned<T>(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Fast<T>,
+    ) -> Fast<(T, &'a str)> {
+        self.peek()?;
+        let start = self.at;
+        let value = read(self)?;
+        Ok((value, self.text.get(start..self.at).ok_or(Bail)?))
+    }
+
     /// An optional raw value: `None` for `null`, as `Option<&RawValue>`.
     pub(crate) fn opt_raw(&mut self) -> Fast<Option<&'a str>> {
         if self.null()? {

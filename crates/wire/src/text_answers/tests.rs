@@ -191,28 +191,111 @@ fn an_error_answers_the_call_that_failed() {
     assert_eq!(answers_in(Some(&raw(&refused)), &[]), []);
 }
 
-/// A Chat conversation as smolagents' `ToolCallingAgent` sends it through
-/// `OpenAIServerModel`: text parts, consecutive texts of a role joined;
-/// the model wrote text beside its calls, but for the last step.
-fn smolagents_chat() -> serde_json::Value {
+/// The dialects whose views read text answers.
+const DIALECTS: [crate::Dialect; 4] = [
+    crate::Dialect::OpenAiChat,
+    crate::Dialect::Anthropic,
+    crate::Dialect::Gemini,
+    crate::Dialect::BedrockConverse,
+];
+
+/// A request of `dialect` whose system prompt is `system` and whose
+/// messages are `messages`, Chat's (Anthropic: the system prompt at the
+/// top; Gemini: `contents` of `parts`; Bedrock Converse: blocks of `text`;
+/// as LiteLLM sends them).
+fn request(dialect: crate::Dialect, system: &str, messages: &[Value]) -> serde_json::Value {
     let text = |t: &str| json!([{"type": "text", "text": t}]);
-    json!({"model": "gpt-4o", "messages": [
-        {"role": "system", "content": text("You are an expert assistant who can solve any task using tool calls.")},
-        {"role": "user", "content": text("New task:\nRun the checks.")},
-        {"role": "assistant", "content": text(&step("call_1", "read_file", "{'path': 'present.txt'}"))},
-        {"role": "user", "content": text("Observation:\nhello e2e")},
-        {"role": "assistant", "content": text("Let me run it.")},
-        {"role": "user", "content": text(&format!("{}\n{}",
+    // A message's content as `{"text": …}` blocks.
+    let blocks = |m: &Value| -> Vec<Value> {
+        match &m["content"] {
+            Value::Array(parts) => parts.iter().map(|p| json!({"text": p["text"]})).collect(),
+            other => vec![json!({"text": other})],
+        }
+    };
+    match dialect {
+        crate::Dialect::Anthropic => json!({"model": "claude-sonnet-4-5", "max_tokens": 64000,
+            "system": text(system), "messages": messages}),
+        crate::Dialect::Gemini => {
+            let contents: Vec<Value> = messages
+                .iter()
+                .map(|m| {
+                    let role = if m["role"] == "assistant" {
+                        "model"
+                    } else {
+                        "user"
+                    };
+                    json!({"role": role, "parts": blocks(m)})
+                })
+                .collect();
+            json!({"contents": contents, "system_instruction": {"parts": [{"text": system}]}})
+        }
+        crate::Dialect::BedrockConverse => {
+            let messages: Vec<Value> = messages
+                .iter()
+                .map(|m| json!({"role": m["role"], "content": blocks(m)}))
+                .collect();
+            json!({"messages": messages, "system": [{"text": system}]})
+        }
+        _ => {
+            let mut all = vec![json!({"role": "system", "content": text(system)})];
+            all.extend_from_slice(messages);
+            json!({"model": "gpt-4o", "messages": all})
+        }
+    }
+}
+
+/// A conversation as smolagents' `ToolCallingAgent` sends it, on Chat
+/// through `OpenAIServerModel`, on Anthropic through `LiteLLMModel`: text
+/// parts, consecutive texts of a role joined; the model wrote text beside
+/// its calls, but for the last step.
+fn smolagents(dialect: crate::Dialect) -> serde_json::Value {
+    let text = |t: &str| json!([{"type": "text", "text": t}]);
+    request(
+        dialect,
+        "You are an expert assistant who can solve any task using tool calls.",
+        &[
+            json!({"role": "user", "content": text("New task:\nRun the checks.")}),
+            json!({"role": "assistant", "content": text(&step("call_1", "read_file", "{'path': 'present.txt'}"))}),
+            json!({"role": "user", "content": text("Observation:\nhello e2e")}),
+            json!({"role": "assistant", "content": text("Let me run it.")}),
+            json!({"role": "user", "content": text(&format!("{}\n{}",
             error("run_shell", "{'command': 'ls missing-dir'}", "RuntimeError: exit status 2"),
-            error("read_file", "{'path': 'gone'}", "FileNotFoundError: gone")))},
-    ]})
+            error("read_file", "{'path': 'gone'}", "FileNotFoundError: gone")))}),
+        ],
+    )
+}
+
+/// Where [`smolagents`]'s messages start in `dialect`'s body.
+fn first_message(dialect: crate::Dialect) -> usize {
+    usize::from(dialect == crate::Dialect::OpenAiChat)
+}
+
+/// `dialect`'s messages (Gemini's `contents`).
+fn messages(body: &mut Value) -> &mut Vec<Value> {
+    let key = if body.get("contents").is_some() {
+        "contents"
+    } else {
+        "messages"
+    };
+    body[key].as_array_mut().unwrap()
 }
 
 #[test]
-fn the_chat_view_reads_text_answers_as_results() {
-    let body = serde_json::to_vec(&smolagents_chat()).unwrap();
-    let view =
-        crate::testutil::eager_view(crate::Dialect::OpenAiChat, &body, &|_| Verdict::NONE).unwrap();
+fn the_views_read_text_answers_as_results() {
+    for dialect in DIALECTS {
+        views_read_text_answers(dialect);
+    }
+}
+
+fn views_read_text_answers(dialect: crate::Dialect) {
+    let at = first_message(dialect);
+    let body = serde_json::to_vec(&smolagents(dialect)).unwrap();
+    assert_eq!(
+        crate::fast_path_agrees(dialect, &body),
+        Ok(()),
+        "{dialect:?}"
+    );
+    let view = crate::testutil::eager_view(dialect, &body, &|_| Verdict::NONE).unwrap();
     let calls: Vec<_> = view
         .calls
         .iter()
@@ -220,7 +303,8 @@ fn the_chat_view_reads_text_answers_as_results() {
         .collect();
     assert_eq!(
         calls,
-        [("call_1", "read_file", r#"{"path":"present.txt"}"#, 2)]
+        [("call_1", "read_file", r#"{"path":"present.txt"}"#, at + 1)],
+        "{dialect:?}"
     );
     let got: Vec<_> = view
         .results
@@ -238,22 +322,23 @@ fn the_chat_view_reads_text_answers_as_results() {
     assert_eq!(
         got,
         [
-            ("call_1", Some("read_file"), 3, false, Verdict::NONE),
+            ("call_1", Some("read_file"), at + 2, false, Verdict::NONE),
             (
                 "text:run_shell#0",
                 Some("run_shell"),
-                5,
+                at + 4,
                 true,
                 Verdict::explicit(true)
             ),
             (
                 "text:read_file#1",
                 Some("read_file"),
-                5,
+                at + 4,
                 true,
                 Verdict::explicit(true)
             ),
-        ]
+        ],
+        "{dialect:?}"
     );
     assert_eq!(view.results[0].content, "hello e2e");
     assert!(
@@ -277,23 +362,69 @@ fn the_chat_view_reads_text_answers_as_results() {
         ]
     );
     // The detector reads an observation.
-    let view = crate::testutil::eager_view(crate::Dialect::OpenAiChat, &body, &|_| {
-        Verdict::heuristic_failure()
-    })
-    .unwrap();
+    let view =
+        crate::testutil::eager_view(dialect, &body, &|_| Verdict::heuristic_failure()).unwrap();
     assert_eq!(view.results[0].verdict, Verdict::heuristic_failure());
 }
 
 /// An observation answers only the step right before it.
 #[test]
 fn an_observation_needs_its_step_right_before_it() {
-    let mut chat = smolagents_chat();
-    let messages = chat["messages"].as_array_mut().unwrap();
-    messages.insert(3, json!({"role": "user", "content": "wait"}));
-    let body = serde_json::to_vec(&chat).unwrap();
-    let view = crate::request_view(crate::Dialect::OpenAiChat, &body).unwrap();
+    for dialect in DIALECTS {
+        let mut body = smolagents(dialect);
+        let at = first_message(dialect) + 2;
+        let wait = messages(&mut request(
+            dialect,
+            "",
+            &[json!({"role": "user", "content": "wait"})],
+        ))[0]
+            .clone();
+        messages(&mut body).insert(at, wait);
+        let body = serde_json::to_vec(&body).unwrap();
+        let view = crate::request_view(dialect, &body).unwrap();
+        let ids: Vec<_> = view.results.iter().map(|r| &*r.call_id).collect();
+        assert_eq!(ids, ["text:run_shell#0", "text:read_file#1"], "{dialect:?}");
+    }
+}
+
+/// An Anthropic message with a block of the API's own (a `tool_use`, a
+/// `tool_result`) is not a text step, and a body the fast path does not
+/// take (here: an escaped key) reads as one it takes.
+#[test]
+fn anthropic_messages_with_api_blocks_are_not_text_steps() {
+    let dialect = crate::Dialect::Anthropic;
+    let mut body = smolagents(dialect);
+    let plain = serde_json::to_vec(&body).unwrap();
+    let escaped = String::from_utf8(plain.clone())
+        .unwrap()
+        .replace(r#""role":"user""#, r#""r\u006fle":"user""#);
+    assert!(crate::fast_path_agrees(dialect, &plain).is_ok());
+    let ids = |b: &[u8]| {
+        let view = crate::request_view(dialect, b).unwrap();
+        let ids: Vec<_> = view
+            .results
+            .iter()
+            .map(|r| (r.call_id.to_string(), r.message_index))
+            .collect();
+        (ids, view.calls.len(), view.first_turn_hash)
+    };
+    assert_eq!(ids(&plain), ids(escaped.as_bytes()));
+    assert_eq!(ids(&plain).0.len(), 3);
+    let messages = body["messages"].as_array_mut().unwrap();
+    messages[1]["content"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {}}));
+    messages[4]["content"].as_array_mut().unwrap().insert(
+        0,
+        json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "a"}),
+    );
+    let body = serde_json::to_vec(&body).unwrap();
+    let view = crate::request_view(dialect, &body).unwrap();
     let ids: Vec<_> = view.results.iter().map(|r| &*r.call_id).collect();
-    assert_eq!(ids, ["text:run_shell#0", "text:read_file#1"]);
+    assert_eq!(ids, ["toolu_1"]);
+    let calls: Vec<_> = view.calls.iter().map(|c| &*c.id).collect();
+    assert_eq!(calls, ["toolu_1"]);
 }
 
 proptest::proptest! {
@@ -310,6 +441,45 @@ proptest::proptest! {
             let raw = serde_json::to_string(t).unwrap();
             let _ = answers_in(Some(&raw), &[call("c", "x", "{}")]);
             let _ = calls_of(Some(&raw));
+        }
+    }
+
+    /// Every content whose raw JSON holds a step (calls, answers, an
+    /// error at its end) has a text that [`may_be_step`] passes: a view
+    /// may ask it first, on decoded texts.
+    #[test]
+    fn texts_of_steps_pass_the_decoded_check(
+        parts in proptest::collection::vec(
+            proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::prelude::Just(step("c1", "f", "{}")),
+                    proptest::prelude::Just("Observation:\n".to_string()),
+                    proptest::prelude::Just(error("f", "{}", "E")),
+                    proptest::prelude::Just("Call id: c1\n".to_string()),
+                    proptest::prelude::Just(RETRY_ALL.to_string()),
+                    "[a-z\"\\\n é]{0,300}",
+                ],
+                0..5,
+            ),
+            1..3,
+        ),
+        unicode in proptest::bool::ANY,
+    ) {
+        let texts: Vec<String> = parts.iter().map(|p| p.concat()).collect();
+        let encode = |t: &str| {
+            let raw = serde_json::to_string(t).unwrap();
+            if unicode { raw.replace('é', "\\u00e9") } else { raw }
+        };
+        let raw = format!(
+            "[{}]",
+            texts.iter().map(|t| format!(r#"{{"type":"text","text":{}}}"#, encode(t))).collect::<Vec<_>>().join(",")
+        );
+        let named = [call("c1", "f", "{}")];
+        let holds = !calls_of(Some(&raw)).is_empty()
+            || !answers_in(Some(&raw), &named).is_empty()
+            || may_hold_errors(&raw);
+        if holds {
+            proptest::prop_assert!(texts.iter().any(|t| may_be_step(t)), "{raw}");
         }
     }
 
@@ -389,27 +559,23 @@ fn python_repr(value: &Value) -> String {
 /// the conversation keeps its first turn, and its session.
 #[test]
 fn an_error_joined_to_the_task_leaves_the_first_turn() {
-    let text = |t: &str| json!([{"type": "text", "text": t}]);
-    let body = |user: &str| {
-        serde_json::to_vec(&json!({"model": "gpt-4o", "messages": [
-            {"role": "system", "content": text("You are an expert assistant.")},
-            {"role": "user", "content": text(user)},
-        ]}))
-        .unwrap()
-    };
-    let hash = |b: &[u8]| {
-        crate::request_view(crate::Dialect::OpenAiChat, b)
-            .unwrap()
-            .first_turn_hash
-    };
     let task = "New task:\nRun the checks.";
     let failed = format!(
         "{task}\n{}",
         error("read_file", "{'path': 'x'}", "FileNotFoundError: x")
     );
-    assert_eq!(hash(&body(task)), hash(&body(&failed)));
     assert_eq!(user_words(&failed), task);
-    assert_ne!(hash(&body(task)), hash(&body("New task:\nRun others.")));
+    for dialect in DIALECTS {
+        let hash = |user: &str| {
+            let message = json!({"role": "user", "content": [{"type": "text", "text": user}]});
+            let body = request(dialect, "You are an expert assistant.", &[message]);
+            crate::request_view(dialect, &serde_json::to_vec(&body).unwrap())
+                .unwrap()
+                .first_turn_hash
+        };
+        assert_eq!(hash(task), hash(&failed), "{dialect:?}");
+        assert_ne!(hash(task), hash("New task:\nRun others."), "{dialect:?}");
+    }
 }
 
 /// smolagents' `CodeAgent` writes each code step as a call of its own
