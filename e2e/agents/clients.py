@@ -783,7 +783,7 @@ def smolagents(ws, key, version, python, here):
     agent answers with an error that names no call (they stay unanswered,
     README)."""
     runs, scripts = [], {}
-    for provider in ("openai-chat", "litellm-chat"):
+    for provider in ("openai-chat", "litellm-chat", "litellm-anthropic", "litellm-gemini", "litellm-bedrock"):
         for mode in ("run", "stream"):
             for said in ("said", "alone"):
                 s = f"smolagents-{provider}-{mode}-{said}"
@@ -799,4 +799,4 @@ def smolagents(ws, key, version, python, here):
                 ]
                 runs.append(Run(s, [python, os.path.join(here, "smolagents_agent.py"), provider, mode, s]))
     return Client("smolagents", version, runs=runs, scripts=scripts, conversations=len(runs), parallel=2,
-                  final_tool="final_answer")
+                  final_tool="final_answer", mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)

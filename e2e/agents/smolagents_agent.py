@@ -69,6 +69,16 @@ def model(provider: str):
         return OpenAIServerModel(model_id="gpt-4o", api_base=f"{gateway}/v1", api_key=key)
     if provider == "litellm-chat":
         return LiteLLMModel(model_id="openai/gpt-4o", api_base=f"{gateway}/v1", api_key=key)
+    if provider == "litellm-gemini":
+        return LiteLLMModel(model_id="gemini/gemini-2.5-flash", api_base=f"{gateway}/v1beta", api_key=key)
+    if provider == "litellm-bedrock":
+        # LiteLLM signs for the gateway's Bedrock route with a key of its
+        # own; the gateway signs again with its credentials.
+        return LiteLLMModel(model_id=f"bedrock/converse/{W.BEDROCK_MODEL}",
+                            aws_bedrock_runtime_endpoint=f"{gateway}/bedrock", aws_region_name="us-east-1",
+                            aws_access_key_id="AKIDFRAMEWORKCLIENT", aws_secret_access_key="the-gateway-signs-again")
+    if provider == "litellm-anthropic":
+        return LiteLLMModel(model_id="anthropic/claude-sonnet-4-5", api_base=gateway, api_key=key)
     raise SystemExit(f"unknown provider {provider}")
 
 

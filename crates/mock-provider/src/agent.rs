@@ -329,7 +329,12 @@ fn offered_tools(dialect: Dialect, v: &Value) -> Vec<String> {
         Dialect::Gemini => tools
             .into_iter()
             .flatten()
-            .filter_map(|t| t.get("functionDeclarations").and_then(Value::as_array))
+            .filter_map(|t| {
+                // The API takes either case (LiteLLM sends snake_case).
+                t.get("functionDeclarations")
+                    .or_else(|| t.get("function_declarations"))
+                    .and_then(Value::as_array)
+            })
             .flatten()
             .filter_map(name)
             .collect(),

@@ -347,7 +347,12 @@ fn tool_names(dialect: Dialect, v: &Value) -> Vec<String> {
     match dialect {
         Dialect::Gemini => tools
             .iter()
-            .filter_map(|t| t.get("functionDeclarations").and_then(Value::as_array))
+            .filter_map(|t| {
+                // The API takes either case (LiteLLM sends snake_case).
+                t.get("functionDeclarations")
+                    .or_else(|| t.get("function_declarations"))
+                    .and_then(Value::as_array)
+            })
             .flatten()
             .filter_map(|d| name(d, &["name"]))
             .collect(),

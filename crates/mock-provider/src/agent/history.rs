@@ -89,23 +89,33 @@ fn text_of(v: &Value) -> String {
 }
 
 fn anthropic(body: &Value, out: &mut Vec<Turn>) {
+    // The calls of the last assistant message, when its text named them
+    // (smolagents through LiteLLM: see [`text_answers`]).
+    let mut in_text: Vec<SeenCall> = Vec::new();
     for m in arr(body, "messages") {
+        let named = std::mem::take(&mut in_text);
         let role = m.get("role").and_then(Value::as_str).unwrap_or("");
         let content = m.get("content").unwrap_or(&Value::Null);
         let Some(blocks) = content.as_array() else {
-            if role == "user" {
-                out.push(Turn::User(text_of(content)));
+            match role {
+                "user" => text_answers(&text_of(content), &named, out),
+                "assistant" => in_text = text_turn(&text_of(content), out),
+                _ => {}
             }
             continue;
         };
         let mut texts = Vec::new();
+        let mut called = false;
         for b in blocks {
             match b.get("type").and_then(Value::as_str).unwrap_or("") {
-                "text" if role == "user" => texts.push(s(b, "text").unwrap_or_default()),
-                "tool_use" if role == "assistant" => out.push(Turn::Calls(vec![SeenCall {
-                    id: s(b, "id"),
-                    name: s(b, "name").unwrap_or_default(),
-                }])),
+                "text" => texts.push(s(b, "text").unwrap_or_default()),
+                "tool_use" if role == "assistant" => {
+                    called = true;
+                    out.push(Turn::Calls(vec![SeenCall {
+                        id: s(b, "id"),
+                        name: s(b, "name").unwrap_or_default(),
+                    }]))
+                }
                 "tool_result" => out.push(Turn::Results(vec![SeenResult {
                     id: s(b, "tool_use_id"),
                     name: None,
@@ -115,20 +125,38 @@ fn anthropic(body: &Value, out: &mut Vec<Turn>) {
                 _ => {}
             }
         }
-        if !texts.is_empty() {
-            out.push(Turn::User(texts.join("\n")));
+        match role {
+            "user" if !texts.is_empty() => text_answers(&texts.join("\n"), &named, out),
+            "assistant" if !called => in_text = text_turn(&texts.join("\n"), out),
+            _ => {}
         }
     }
 }
 
+/// An assistant's text without calls of the API's own: the calls it names
+/// ([`text_calls`]) as a model turn, returned for the user text after it.
+fn text_turn(text: &str, out: &mut Vec<Turn>) -> Vec<SeenCall> {
+    let calls = text_calls(text);
+    if !calls.is_empty() {
+        out.push(Turn::Calls(calls.clone()));
+    }
+    calls
+}
+
 fn converse(body: &Value, out: &mut Vec<Turn>) {
+    // The calls of the last assistant message, when its text named them
+    // (smolagents through LiteLLM: see [`text_answers`]).
+    let mut in_text: Vec<SeenCall> = Vec::new();
     for m in arr(body, "messages") {
+        let named = std::mem::take(&mut in_text);
         let role = m.get("role").and_then(Value::as_str).unwrap_or("");
         let mut texts = Vec::new();
+        let mut called = false;
         for b in arr(m, "content") {
-            if let (Some(t), "user") = (s(b, "text"), role) {
+            if let Some(t) = s(b, "text") {
                 texts.push(t);
             } else if let (Some(u), "assistant") = (b.get("toolUse"), role) {
+                called = true;
                 out.push(Turn::Calls(vec![SeenCall {
                     id: s(u, "toolUseId"),
                     name: s(u, "name").unwrap_or_default(),
@@ -146,8 +174,10 @@ fn converse(body: &Value, out: &mut Vec<Turn>) {
                 }]));
             }
         }
-        if !texts.is_empty() {
-            out.push(Turn::User(texts.join("\n")));
+        match role {
+            "user" if !texts.is_empty() => text_answers(&texts.join("\n"), &named, out),
+            "assistant" if !called => in_text = text_turn(&texts.join("\n"), out),
+            _ => {}
         }
     }
 }
@@ -177,10 +207,7 @@ fn chat(body: &Value, out: &mut Vec<Turn>) {
                 if !calls.is_empty() {
                     out.push(Turn::Calls(calls));
                 } else {
-                    in_text = text_calls(&text_of(m.get("content").unwrap_or(&Value::Null)));
-                    if !in_text.is_empty() {
-                        out.push(Turn::Calls(in_text.clone()));
-                    }
+                    in_text = text_turn(&text_of(m.get("content").unwrap_or(&Value::Null)), out);
                 }
             }
             "tool" => out.push(Turn::Results(vec![SeenResult {
@@ -400,11 +427,17 @@ fn shell_output(item: &Value) -> SeenResult {
 }
 
 fn gemini(body: &Value, out: &mut Vec<Turn>) {
+    // The calls of the last model content, when its text named them
+    // (smolagents through LiteLLM: see [`text_answers`]).
+    let mut in_text: Vec<SeenCall> = Vec::new();
     for c in arr(body, "contents") {
+        let named = std::mem::take(&mut in_text);
         let role = c.get("role").and_then(Value::as_str).unwrap_or("user");
         let mut texts = Vec::new();
+        let mut called = false;
         for p in arr(c, "parts") {
             if let Some(f) = p.get("functionCall") {
+                called = true;
                 out.push(Turn::Calls(vec![SeenCall {
                     id: s(f, "id"),
                     name: s(f, "name").unwrap_or_default(),
@@ -417,14 +450,15 @@ fn gemini(body: &Value, out: &mut Vec<Turn>) {
                     text: response.to_string(),
                     is_error: Some(response.get("error").is_some()),
                 }]));
-            } else if role == "user"
-                && let Some(t) = p.get("text").and_then(Value::as_str)
-            {
+            } else if let Some(t) = p.get("text").and_then(Value::as_str) {
                 texts.push(t.to_string());
             }
         }
-        if !texts.is_empty() {
-            out.push(Turn::User(texts.join("\n")));
+        match role {
+            "model" if !called => in_text = text_turn(&texts.join("\n"), out),
+            "model" => {}
+            _ if !texts.is_empty() => text_answers(&texts.join("\n"), &named, out),
+            _ => {}
         }
     }
 }
@@ -488,9 +522,10 @@ mod tests {
 
     /// smolagents' steps replayed as text: each a model turn with calls,
     /// its answer the results; a failed step's calls are not replayed, and
-    /// its error may join the user text before it.
+    /// its error may join the user text before it. The same on Chat,
+    /// Anthropic, Gemini and Bedrock Converse (as LiteLLM sends them).
     #[test]
-    fn chat_steps_replayed_as_text_read_as_turns() {
+    fn steps_replayed_as_text_read_as_turns() {
         let step = |id: &str, name: &str| {
             json!([{"type": "text", "text": format!(
                 "Calling tools:\n[{{'id': '{id}', 'type': 'function', 'function': {{'name': '{name}', 'arguments': {{}}}}}}]")}])
@@ -522,8 +557,41 @@ mod tests {
             }])
         };
         let failed = |tool: &str| format!("Error executing tool '{tool}' with arguments {{}}: E");
+        let contents: Vec<Value> = arr(&c, "messages")
+            .iter()
+            .map(|m| {
+                let role = if m["role"] == "assistant" {
+                    "model"
+                } else {
+                    "user"
+                };
+                json!({"role": role, "parts": [{"text": text_of(&m["content"])}]})
+            })
+            .collect();
+        let messages: Vec<Value> = arr(&c, "messages")
+            .iter()
+            .map(|m| json!({"role": m["role"], "content": [{"text": text_of(&m["content"])}]}))
+            .collect();
+        let bodies = [
+            (Dialect::OpenAiChat, c.clone()),
+            (Dialect::Anthropic, c),
+            (Dialect::Gemini, json!({ "contents": contents })),
+            (Dialect::BedrockConverse, json!({ "messages": messages })),
+        ];
+        for (dialect, body) in bodies {
+            steps_read_as_turns(dialect, &body, result, call, failed);
+        }
+    }
+
+    fn steps_read_as_turns(
+        dialect: Dialect,
+        body: &Value,
+        result: impl Fn(Option<&str>, &str) -> Turn,
+        call: impl Fn(Option<&str>, &str) -> Turn,
+        failed: impl Fn(&str) -> String,
+    ) {
         assert_eq!(
-            turns(Dialect::OpenAiChat, &c),
+            turns(dialect, body),
             vec![
                 Turn::User("New task:\ngo [[e2e:x]]".into()),
                 call(None, "a"),
@@ -537,7 +605,8 @@ mod tests {
                 call(Some("c2"), "run_shell"),
                 result(Some("c2"), &failed("run_shell")),
                 Turn::User("Observation:\nnot after a step".into()),
-            ]
+            ],
+            "{dialect:?}"
         );
     }
 
