@@ -483,6 +483,27 @@ proptest::proptest! {
         }
     }
 
+    /// Any task, its error joined as smolagents joins it, the body written
+    /// by serde_json or as Python's `json.dumps` writes it (`\uXXXX` for
+    /// every character past ASCII): the first turn's hash is the task's,
+    /// in every dialect (Gemini's cut from the client's own bytes).
+    #[test]
+    fn any_task_keeps_its_first_turn_when_an_error_joins_it(
+        task in "[a-zA-Z \"\\\n\t/é✓😀]{0,80}",
+        ascii in proptest::bool::ANY,
+    ) {
+        let failed = format!("{task}\n{}", error("read_file", "{'path': 'x'}", "E"));
+        for dialect in DIALECTS {
+            let hash = |user: &str| {
+                let message = json!({"role": "user", "content": [{"type": "text", "text": user}]});
+                let body = serde_json::to_string(&request(dialect, "S", &[message])).unwrap();
+                let body = if ascii { python_ascii(&body) } else { body };
+                crate::request_view(dialect, body.as_bytes()).unwrap().first_turn_hash
+            };
+            proptest::prop_assert_eq!(hash(&task), hash(&failed), "{:?}", dialect);
+        }
+    }
+
     /// A Python literal of JSON values reads back as the same value.
     #[test]
     fn python_reprs_of_json_values_read_back(value in json_value()) {
@@ -490,6 +511,23 @@ proptest::proptest! {
         let read = python::literal(&repr).map(|(v, rest)| (v, rest.to_string()));
         proptest::prop_assert_eq!(read, Some((value, String::new())));
     }
+}
+
+/// JSON text with every character past ASCII written as `\uXXXX` (a
+/// surrogate pair past the BMP), as Python's `json.dumps` writes it.
+fn python_ascii(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
 }
 
 fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
