@@ -773,9 +773,10 @@ def adk(ws, key, version, python, here):
 
 def smolagents(ws, key, version, python, here):
     """Hugging Face smolagents' `ToolCallingAgent` on Chat Completions,
-    through its `OpenAIServerModel` and its `LiteLLMModel`, the model
-    writing text beside its calls or not (`-alone`): the calls are the
-    API's, but the agent answers them in text (`Observation:`, and for a
+    through its `OpenAIServerModel`, its default `InferenceClientModel` and
+    its `LiteLLMModel`, and through its `LiteLLMModel` on Anthropic, Gemini
+    and Bedrock Converse, the model writing text beside its calls or not
+    (`-alone`): the calls are the API's, but the agent answers them in text (`Observation:`, and for a
     tool that raised `Error:`, the step's calls forgotten, joined to the
     user text before it when the model wrote none). Each run ends with the
     agent's `final_answer` tool, whose answer no request carries. Not
@@ -783,7 +784,8 @@ def smolagents(ws, key, version, python, here):
     agent answers with an error that names no call (they stay unanswered,
     README)."""
     runs, scripts = [], {}
-    for provider in ("openai-chat", "litellm-chat", "litellm-anthropic", "litellm-gemini", "litellm-bedrock"):
+    for provider in ("openai-chat", "hf-inference", "litellm-chat", "litellm-anthropic", "litellm-gemini",
+                     "litellm-bedrock"):
         for mode in ("run", "stream"):
             for said in ("said", "alone"):
                 s = f"smolagents-{provider}-{mode}-{said}"

@@ -3,8 +3,12 @@ gateway: a `ToolCallingAgent` with the workspace's tools, run to its
 `final_answer` call.
 
     python smolagents_agent.py PROVIDER MODE MARKER
-    PROVIDER: openai-chat (smolagents' `OpenAIServerModel`) | litellm-chat
-              (its `LiteLLMModel`, LiteLLM's `openai/` model)
+    PROVIDER: openai-chat (smolagents' `OpenAIServerModel`) | hf-inference
+              (its default `InferenceClientModel`, Hugging Face's client,
+              at the gateway's Chat URL) | litellm-chat | litellm-anthropic |
+              litellm-gemini | litellm-bedrock (its `LiteLLMModel` on
+              LiteLLM's `openai/`, `anthropic/`, `gemini/` and
+              `bedrock/converse/` models)
     MODE: run | stream (`stream_outputs=True`: the model's answers streamed)
 
 The model calls tools as Chat Completions lets it, but the agent sends its
@@ -20,7 +24,7 @@ exits non-zero on any error.
 import os
 import sys
 
-from smolagents import LiteLLMModel, OpenAIServerModel, ToolCallingAgent, tool
+from smolagents import InferenceClientModel, LiteLLMModel, OpenAIServerModel, ToolCallingAgent, tool
 
 import workspace_tools as W
 
@@ -67,8 +71,12 @@ def model(provider: str):
     gateway, key = os.environ["E2E_GATEWAY"], os.environ["E2E_KEY"]
     if provider == "openai-chat":
         return OpenAIServerModel(model_id="gpt-4o", api_base=f"{gateway}/v1", api_key=key)
+    if provider == "hf-inference":
+        return InferenceClientModel(model_id=f"{gateway}/v1/chat/completions", api_key=key)
     if provider == "litellm-chat":
         return LiteLLMModel(model_id="openai/gpt-4o", api_base=f"{gateway}/v1", api_key=key)
+    if provider == "litellm-anthropic":
+        return LiteLLMModel(model_id="anthropic/claude-sonnet-4-5", api_base=gateway, api_key=key)
     if provider == "litellm-gemini":
         return LiteLLMModel(model_id="gemini/gemini-2.5-flash", api_base=f"{gateway}/v1beta", api_key=key)
     if provider == "litellm-bedrock":
@@ -77,8 +85,6 @@ def model(provider: str):
         return LiteLLMModel(model_id=f"bedrock/converse/{W.BEDROCK_MODEL}",
                             aws_bedrock_runtime_endpoint=f"{gateway}/bedrock", aws_region_name="us-east-1",
                             aws_access_key_id="AKIDFRAMEWORKCLIENT", aws_secret_access_key="the-gateway-signs-again")
-    if provider == "litellm-anthropic":
-        return LiteLLMModel(model_id="anthropic/claude-sonnet-4-5", api_base=gateway, api_key=key)
     raise SystemExit(f"unknown provider {provider}")
 
 
