@@ -4,7 +4,8 @@
 //! `toolConfig.tools[].toolSpec`; the model is in the path, not the body.
 //!
 //! - [`request_view`](crate::request_view): borrowed serde shapes (`model`),
-//!   verdict rules in `view`.
+//!   read first by the SIMD scanner (`fast`), else by serde; verdict rules
+//!   in `view`.
 //! - [`validate`](crate::validate) / [`repair`](crate::repair()): Bedrock's
 //!   `ValidationException` rules and texts, byte-exact repair.
 //! - [`response_view`](crate::response_view): `output.message.content[]`,
@@ -14,6 +15,7 @@
 //! - [`render_results`](crate::render_results): one `user` message with a
 //!   `toolResult` block per outcome, `status: "error"` on failure.
 
+mod fast;
 mod model;
 mod render;
 mod repair;
@@ -29,7 +31,7 @@ pub(crate) use render::render_results;
 pub(crate) use repair::repair;
 pub(crate) use response::response_view;
 pub(crate) use validate::validate;
-pub(crate) use view::{inspect, read_result, request_view};
+pub(crate) use view::{fast_path_agrees, inspect, read_result, request_view};
 
 #[cfg(test)]
 mod proptests;

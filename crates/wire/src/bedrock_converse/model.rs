@@ -10,7 +10,7 @@ use ahash::AHashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::splice::opt_cow;
+use crate::splice::{Raw, opt_cow};
 
 /// The request: `messages` and `system`; the model is in the path.
 #[derive(Deserialize)]
@@ -58,7 +58,7 @@ pub(super) struct ToolUse<'a> {
     /// `input` as it came: `null` too, which Bedrock refuses ("The value at
     /// messages.N.content.J.toolUse.input is empty.").
     #[serde(borrow, default, deserialize_with = "present")]
-    pub input: Option<&'a RawValue>,
+    pub input: Option<Raw<'a>>,
     /// `server_tool_use` for a system tool Bedrock runs itself (Nova's
     /// `nova_grounding`); absent for a tool the client runs.
     #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
@@ -79,41 +79,48 @@ pub(super) struct ToolResult<'a> {
     #[serde(borrow, rename = "toolUseId")]
     pub id: Cow<'a, str>,
     #[serde(borrow, default)]
-    pub content: Option<&'a RawValue>,
+    pub content: Option<Raw<'a>>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub status: Option<Cow<'a, str>>,
 }
 
 /// Whether the raw JSON value `v` is an object.
-pub(super) fn is_object(v: &RawValue) -> bool {
-    v.get().starts_with('{')
+pub(super) fn is_object(v: &str) -> bool {
+    v.starts_with('{')
 }
 
 /// Whether the raw JSON value `v` is `null`.
-pub(super) fn is_null(v: &RawValue) -> bool {
-    v.get() == "null"
+pub(super) fn is_null(v: &str) -> bool {
+    v == "null"
 }
 
-/// For `#[serde(deserialize_with)]` on an `Option<&RawValue>` field: a
-/// `null` is `Some` (serde's `Option` reads it as `None`); only an absent
-/// field, by `default`, is `None`.
-fn present<'de: 'a, 'a, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<&'a RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
+/// For `#[serde(deserialize_with)]` on an `Option<Raw>` field: a `null`
+/// is `Some` (serde's `Option` reads it as `None`); only an absent field,
+/// by `default`, is `None`.
+fn present<'de: 'a, 'a, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Raw<'a>>, D::Error> {
+    Raw::deserialize(d).map(Some)
 }
 
 impl<'a> ToolUse<'a> {
     /// `input` is an object, or absent.
     pub fn input_is_object(&self) -> bool {
-        self.input.is_none_or(is_object)
+        self.input.is_none_or(|v| is_object(v.0))
     }
 
     /// `input`, `null` read as absent (the view's arguments are `{}`
     /// either way).
-    pub fn input_value(&self) -> Option<&'a RawValue> {
-        self.input.filter(|v| !is_null(v))
+    pub fn input_value(&self) -> Option<Raw<'a>> {
+        self.input.filter(|v| !is_null(v.0))
     }
+}
+
+/// Whether a `toolResult`'s raw `content` may hold a `json` block: it
+/// holds the key as written, or an escape that may spell it (`"js\u006fn"`).
+/// Most contents are text blocks alone, and need no parse to say so.
+fn may_hold_json(raw: &str) -> bool {
+    let bytes = raw.as_bytes();
+    memchr::memmem::find(bytes, b"\"json\"").is_some()
+        || memchr::memmem::find(bytes, b"\\u").is_some()
 }
 
 /// One block of a `toolResult`'s `content`, for its `json`.
@@ -129,9 +136,10 @@ impl ToolResult<'_> {
     pub fn json_not_objects(&self) -> Vec<usize> {
         let parts: Vec<JsonPart<'_>> = self
             .content
-            .and_then(|c| serde_json::from_str(c.get()).ok())
+            .filter(|c| may_hold_json(c.0))
+            .and_then(|c| serde_json::from_str(c.0).ok())
             .unwrap_or_default();
-        let not = |p: &JsonPart<'_>| p.json.is_some_and(|v| !is_object(v));
+        let not = |p: &JsonPart<'_>| p.json.is_some_and(|v| !is_object(v.get()));
         parts
             .iter()
             .enumerate()
@@ -143,7 +151,7 @@ impl ToolResult<'_> {
     /// `status: "error"` with `content: []`.
     pub fn is_empty_error(&self) -> bool {
         let empty = self.content.is_some_and(|c| {
-            let c = c.get();
+            let c = c.0;
             // A raw array, `[` and `]` around JSON whitespace alone.
             c.len() >= 2 && c.starts_with('[') && c[1..c.len() - 1].trim().is_empty()
         });
@@ -232,7 +240,7 @@ impl<'a> Shape<'a> {
             }
             if let Some(u) = b.tool_use.as_ref().filter(|u| !u.input_is_object()) {
                 not_objects.push((j, None));
-                if u.input.is_some_and(is_null) {
+                if u.input.is_some_and(|v| is_null(v.0)) {
                     null_inputs.push(j);
                 }
             }

@@ -276,7 +276,7 @@ pub(crate) fn repair(body: &[u8], model: ModelFamily) -> Result<Repaired<'_>, Wi
             };
             let id = renames.get(&(i, j)).map_or(&*r.id, |r| r.id.as_str());
             if !calls.contains(id) {
-                let content = read_result(r.content.map(RawValue::get), None, true, &|_| {
+                let content = read_result(r.content.map(|c| c.0), None, true, &|_| {
                     toolwarden_core::Verdict::NONE
                 })
                 .map(|(t, _)| t.into_owned())

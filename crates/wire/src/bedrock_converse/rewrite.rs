@@ -139,13 +139,13 @@ pub(super) fn made_objects(raw: &str, parts: &[(usize, Option<usize>)]) -> Optio
 /// call whose arguments were broken JSON, vercel/ai#14470); `null` is `{}`,
 /// what Bedrock gives a call without arguments (aaif-goose/goose#8121).
 pub(super) fn object_of(input: &RawValue) -> String {
-    if is_null(input) {
+    if is_null(input.get()) {
         return "{}".to_string();
     }
     let held = serde_json::from_str::<String>(input.get())
         .ok()
         .and_then(|s| serde_json::from_str::<Box<RawValue>>(&s).ok())
-        .filter(|v| is_object(v));
+        .filter(|v| is_object(v.get()));
     match held {
         Some(object) => object.get().to_string(),
         None => format!("{{\"rawInvalidInput\":{}}}", input.get()),

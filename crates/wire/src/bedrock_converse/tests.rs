@@ -1152,6 +1152,20 @@ fn an_error_result_with_nothing_in_it_is_given_a_text() {
     assert_eq!(validate(Dialect::BedrockConverse, &r.body).unwrap(), []);
 }
 
+/// A `json` block whose key is written with an escape is a `json` block
+/// (serde reads the key decoded), checked as one.
+#[test]
+fn a_json_key_written_with_an_escape_is_checked() {
+    let body = concat!(
+        r#"{"messages":[{"role":"user","content":[{"text":"go"}]},"#,
+        r#"{"role":"assistant","content":[{"toolUse":{"toolUseId":"a","name":"f","input":{}}}]},"#,
+        r#"{"role":"user","content":[{"toolResult":{"toolUseId":"a","content":[{"js\u006fn":[1]}]}}]}]}"#
+    );
+    let found = validate(Dialect::BedrockConverse, body.as_bytes()).unwrap();
+    let kinds: Vec<DefectKind> = found.iter().map(|d| d.kind).collect();
+    assert_eq!(kinds, [DefectKind::NonObjectJson]);
+}
+
 /// Bedrock takes a `toolUse`'s `input`, and a `json` block of a
 /// `toolResult`'s `content`, only as a JSON object ("The format of the
 /// value at messages.N.content.J.toolUse.input is invalid. Provide a json
@@ -1247,3 +1261,4 @@ fn values_bedrock_takes_only_as_objects_are_made_objects() {
 }
 
 mod by_model;
+mod fast_agrees_with_serde;

@@ -27,7 +27,7 @@ use crate::{
     CallView, ModelFamily, RequestView, ResultView, WireError,
     opening::OpeningHash,
     raw_result::RawResult,
-    scan::Scanner,
+    scan::{Bail, Scanner},
     splice::{opt_cow, utf8},
     text::{Fnv64, Judge, mcp_is_error, push_part},
     text_answers::{self, TextSteps},
@@ -44,9 +44,41 @@ pub(crate) fn inspect(body: &[u8], model: ModelFamily) -> crate::Inspection<'_> 
 }
 
 /// The view and, for `check` (the model the rules judge for), the defects.
+/// The fast path ([`super::fast`]) reads the body first; a body it does
+/// not take is read by serde, from the start.
 fn read(body: &[u8], check: Option<ModelFamily>) -> crate::Pass<'_> {
     let text = utf8(body)?;
-    let req: Request<'_> = serde_json::from_str(text)?;
+    let req = match super::fast::request(text) {
+        Ok(req) => req,
+        Err(Bail) => serde_json::from_str(text)?,
+    };
+    view_of(text, req, check)
+}
+
+/// See [`crate::fast_path_agrees`].
+pub(crate) fn fast_path_agrees(body: &[u8]) -> Result<(), String> {
+    let Ok(text) = utf8(body) else {
+        return Ok(());
+    };
+    fast_then_serde(text).unwrap_or(Ok(()))
+}
+
+/// `None` when the fast path does not take `text`; else whether serde
+/// reads the same view and defects (see [`crate::same_pass`]).
+pub(super) fn fast_then_serde(text: &str) -> Option<Result<(), String>> {
+    let check = Some(ModelFamily::Claude);
+    let fast = super::fast::request(text)
+        .ok()
+        .map(|req| view_of(text, req, check));
+    crate::same_pass(fast, || {
+        let full = serde_json::from_str::<Request<'_>>(text).map_err(WireError::from);
+        format!("{:?}", full.and_then(|req| view_of(text, req, check)))
+    })
+}
+
+/// The view of a read body (`text`, whose messages' raw contents a text
+/// step may need).
+fn view_of<'a>(text: &'a str, req: Request<'a>, check: Option<ModelFamily>) -> crate::Pass<'a> {
     let shapes: Option<Vec<Shape<'_>>> =
         check.map(|_| req.messages.iter().map(Shape::of).collect());
     let mut view = RequestView {
@@ -116,7 +148,7 @@ fn read(body: &[u8], check: Option<ModelFamily>) -> crate::Pass<'_> {
                 names.insert(u.id.clone(), view.calls.len());
                 let arguments = u
                     .input_value()
-                    .map_or(Cow::Borrowed("{}"), |r| Cow::Borrowed(r.get()));
+                    .map_or(Cow::Borrowed("{}"), |r| Cow::Borrowed(r.0));
                 view.calls.push(CallView {
                     id: u.id,
                     name: u.name.unwrap_or_default(),
@@ -132,7 +164,7 @@ fn read(body: &[u8], check: Option<ModelFamily>) -> crate::Pass<'_> {
                     message_index: i,
                     new: false,
                     raw: RawResult::Converse {
-                        content: r.content.map(RawValue::get),
+                        content: r.content.map(|c| c.0),
                         failed: status,
                         client_flags_successes: true,
                     },
