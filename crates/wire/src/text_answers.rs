@@ -1,8 +1,9 @@
 //! Tool calls a client answers in text, not with the dialect's result
 //! messages: Hugging Face smolagents' `ToolCallingAgent` (1.x).
 //!
-//! The model calls tools as the API lets it (Chat `tool_calls`), but the
-//! agent writes each step back as plain messages (its
+//! The model calls tools as the API lets it (Chat `tool_calls`; through
+//! LiteLLM, Anthropic `tool_use`, Gemini `functionCall`, Converse
+//! `toolUse`), but the agent writes each step back as plain messages (its
 //! `tool_role_conversions`), consecutive messages of one role joined into
 //! one with newlines:
 //!
@@ -95,7 +96,8 @@ pub(crate) struct TextAnswer {
 /// messages in order: each message is either an assistant's text (no
 /// calls of the API's own), a user's text (no results of the API's own),
 /// or another message. The same for every dialect whose content is a
-/// string or text parts (Chat, Anthropic Messages).
+/// string or text parts (Chat, Anthropic Messages, Gemini, Bedrock
+/// Converse).
 #[derive(Debug, Default)]
 pub(crate) struct TextSteps {
     /// The calls the message right before named, when it was an
