@@ -41,7 +41,11 @@
 //! [`command_of`]), a command that only prints files ([`file_reader`]:
 //! `tail -1 build.log`, `cd src && grep ERROR app.log | tail -20`) has
 //! the rules that read the text as a failure report turned off: its
-//! output is the files' text (`command.rs`, `shell.rs`); one that runs a
+//! output is the files' text (`command.rs`, `shell.rs`), unless it opens
+//! with the reader's own complaint, or its first line is an error label
+//! followed by it (a framework's report of its shell tool's exception:
+//! `Error executing tool: exit status 1: cat: x: No such file or
+//! directory`); one that runs a
 //! Go tool ([`GoTool`]: `go build ./...`, `go run .`, `go generate
 //! ./...`, `gofmt -l .`) has `failure_summary` read that tool's failures
 //! with no header or closing line (`go: updates to go.mod needed; …`,

@@ -84,21 +84,50 @@ const READ_AS_REPORT: u32 = 1 << CRASH_TRACE
 /// reading: …`, `/usr/bin/cat: x: No such file or directory`), or the
 /// shell's, which ran it and the builtins before it (`bash: line 1: cd:
 /// x: No such file or directory`, `/bin/sh: 1: tial: not found`); not a
-/// `ls: cannot access …` line that a log holds.
+/// `ls: cannot access …` line that a log holds. None when the first line
+/// is an error label followed by that complaint ([`framed_own_complaint`]):
+/// the harness's report of the reader's failure, not the file's text.
 pub(super) fn reader_mask(program: &str, content: &[u8]) -> u32 {
     let head = head(content);
-    let speaker = memchr::memmem::find(&head[..head.len().min(LINE_BYTES)], b": ")
-        .map(|i| &head[..i])
-        .filter(|name| !name.iter().any(u8::is_ascii_whitespace));
-    let own = speaker.is_some_and(|name| {
-        let base = name.rsplit(|b| *b == b'/').next().unwrap_or(name);
-        base == program.as_bytes() || SHELLS.contains(&base)
-    });
-    if own {
+    let line = &head[..head.len().min(LINE_BYTES)];
+    if speaker(line).is_some_and(|name| is_own(name, program)) {
         READ_AS_REPORT
+    } else if framed_own_complaint(program, line) {
+        0
     } else {
         READ_AS_REPORT | 1 << SHELL_DIAGNOSTIC
     }
+}
+
+/// The name before a line's first `: `, when it is one word.
+fn speaker(line: &[u8]) -> Option<&[u8]> {
+    memchr::memmem::find(line, b": ")
+        .map(|i| &line[..i])
+        .filter(|name| !name.iter().any(u8::is_ascii_whitespace))
+}
+
+/// `name` (by path too) is `program` or a shell that ran it.
+fn is_own(name: &[u8], program: &str) -> bool {
+    let base = name.rsplit(|b| *b == b'/').next().unwrap_or(name);
+    base == program.as_bytes() || SHELLS.contains(&base)
+}
+
+/// The first line opens with an error label and goes on, after a `: `,
+/// with the reader's own complaint: how an agent framework reports the
+/// exception its shell tool raised for a command that failed
+/// (`Error executing tool: exit status 1: cat: x: No such file or
+/// directory`, CrewAI's; `RuntimeError: exit status 1: cat: x: …`; `Tool
+/// error: …`). The complaint is read as at a line's start
+/// (`shell_diagnostic`'s pattern).
+fn framed_own_complaint(program: &str, line: &[u8]) -> bool {
+    let p = &*PATTERNS;
+    let line = line.split(|b| *b == b'\n').next().unwrap_or(line);
+    p.error_label.is_match(line)
+        && memchr::memmem::find_iter(line, b": ").any(|i| {
+            let rest = &line[i + 2..];
+            speaker(rest).is_some_and(|name| is_own(name, program))
+                && p.shell_diagnostic.is_match(rest)
+        })
 }
 
 /// The rules to turn off for a report of the go command (`go list -e`),

@@ -70,6 +70,57 @@ fn a_readers_own_complaint_is_a_failure() {
             "{command}"
         );
     }
+    // A framework's report of the exception its shell tool raised: an
+    // error label, then the reader's own complaint on the same line.
+    for (command, output) in [
+        (
+            "cat missing.txt",
+            "Error executing tool: exit status 1: cat: missing.txt: No such file or directory",
+        ),
+        (
+            "tail -1 build.log",
+            "RuntimeError: exit status 1: tail: cannot open 'build.log' for reading: No such file or directory\n",
+        ),
+        (
+            "cat a.txt",
+            "Tool error: RuntimeError: exit status 1: /usr/bin/cat: a.txt: Permission denied",
+        ),
+        (
+            "cd src && cat a.txt",
+            "Error executing tool: exit status 1: bash: line 1: cd: src: No such file or directory",
+        ),
+    ] {
+        assert!(
+            d.explain_for_command(output, Some(command)).is_some(),
+            "{command}: {output:?}"
+        );
+    }
+    // Not behind another label, nor another program's complaint behind one,
+    // nor the complaint on a later line: the file's text.
+    for (command, output) in [
+        (
+            "cat run.log",
+            "Warning: cat: missing.txt: No such file or directory",
+        ),
+        (
+            "cat run.log",
+            "Error executing tool: exit status 1: ls: cannot access 'x': No such file or directory",
+        ),
+        (
+            "cat run.log",
+            "Error: the build broke\ncat: missing.txt: No such file or directory",
+        ),
+        (
+            "cat notes.md",
+            "Error handling: cat: the command, prints files",
+        ),
+    ] {
+        assert_eq!(
+            d.explain_for_command(output, Some(command)),
+            None,
+            "{command}: {output:?}"
+        );
+    }
     // Another program's complaint in the file is the file's.
     assert_eq!(
         d.explain_for_command(
