@@ -6,8 +6,10 @@ use bytes::Bytes;
 use http::{Response, StatusCode, header};
 
 use crate::{
+    Shared,
     api_headers::Api,
     body::{Body, full},
+    envelope::{self, Provider},
 };
 
 /// A [`crate::Fault::Status`] (`headers: None`: the API's own for the status) or
@@ -55,4 +57,33 @@ pub(crate) fn response(status: StatusCode, content_type: &str, body: Body) -> Re
         resp.headers_mut().insert(header::CONTENT_TYPE, v);
     }
     resp
+}
+
+/// An error in JSON with the API's headers for its status.
+pub(crate) fn error_response(api: Option<Api>, status: StatusCode, body: String) -> Response<Body> {
+    let mut resp = json_response(status, body);
+    if let Some(api) = api {
+        set_headers(&mut resp, api.error_headers(status));
+    }
+    resp
+}
+
+pub(crate) fn json_response(status: StatusCode, body: String) -> Response<Body> {
+    response(status, "application/json", full(body))
+}
+
+/// The provider's refusal of a request without its key, if it is one.
+pub(crate) fn denied(
+    shared: &Shared,
+    provider: Provider,
+    parts: &http::request::Parts,
+    query: Option<&str>,
+) -> Option<Response<Body>> {
+    let (status, body) = envelope::check_auth(
+        provider,
+        &parts.headers,
+        query,
+        shared.opts.api_key.as_deref(),
+    )?;
+    Some(json_response(status, body))
 }

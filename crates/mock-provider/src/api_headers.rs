@@ -62,9 +62,13 @@ impl Api {
             p if p.ends_with("/backend-api/codex/responses") => Api::OpenAi,
             p if crate::compact::is_compact_path(p) => Api::OpenAi,
             "/v1/messages" | "/v1/messages/count_tokens" => Api::Anthropic,
-            p if p.ends_with(":generateContent") || p.ends_with(":streamGenerateContent") => {
+            p if p.ends_with(":generateContent")
+                || p.ends_with(":streamGenerateContent")
+                || p.ends_with(":countTokens") =>
+            {
                 Api::Gemini
             }
+            p if p.ends_with("/count-tokens") && p.contains("/model/") => Api::Bedrock,
             p if p.starts_with("/v1/") || p.starts_with("/v1beta/") => {
                 Api::of_provider(Provider::from_headers(headers, path))
             }

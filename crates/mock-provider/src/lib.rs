@@ -20,6 +20,10 @@
 //!   messages and one `compaction` item (`compact`);
 //! - the Conversations API, `/v1/conversations` and its items, whose
 //!   conversations a Responses request can name (`conversation`);
+//! - token counting: Anthropic's `POST /v1/messages/count_tokens`,
+//!   Gemini's `…/models/{model}:countTokens` and Bedrock's
+//!   `/model/{id}/count-tokens` (signed as its model routes are), which
+//!   clients call beside their model requests (`count_tokens`);
 //! - `GET /v1/models` (Anthropic's or OpenAI's listing, told apart by the
 //!   `anthropic-version` / `x-api-key` headers) and `GET /v1beta/models`.
 //!
@@ -77,6 +81,7 @@ mod cloud_auth;
 mod compact;
 mod continuation;
 mod conversation;
+mod count_tokens;
 mod envelope;
 mod google_federation;
 mod json;

@@ -11,7 +11,7 @@ use toolwarden_wire::Dialect;
 
 use crate::{
     Fault, ReceivedRequest, Scripted, Shared,
-    answer::{fault_reply, response, set_headers},
+    answer::{denied, error_response, fault_reply, json_response, response},
     api_headers::Api,
     body::{Body, End, chunked, full},
     cloud,
@@ -126,7 +126,7 @@ async fn answer(
         }
         return resp;
     }
-    if let Some(reply) = count_tokens(shared, parts, path, query, &body) {
+    if let Some(reply) = crate::count_tokens::serve(shared, parts, path, query, &body) {
         return reply;
     }
     if let Some(reply) = conversations(shared, parts, path, query, &body) {
@@ -704,44 +704,6 @@ fn route(method: &Method, path: &str, query: Option<&str>) -> Option<Route> {
     })
 }
 
-/// Anthropic's `POST /v1/messages/count_tokens` (Claude Code calls it):
-/// an estimate of a quarter token per byte, as the default replies count.
-fn count_tokens(
-    shared: &Shared,
-    parts: &http::request::Parts,
-    path: &str,
-    query: Option<&str>,
-    body: &Bytes,
-) -> Option<Response<Body>> {
-    if parts.method != Method::POST || path != "/v1/messages/count_tokens" {
-        return None;
-    }
-    if let Some(denied) = denied(shared, Provider::Anthropic, parts, query) {
-        return Some(denied);
-    }
-    let tokens = (body.len() as u64 / 4).max(1);
-    Some(json_response(
-        StatusCode::OK,
-        Obj::new().num("input_tokens", tokens).done(),
-    ))
-}
-
-/// The provider's refusal of a request without its key, if it is one.
-fn denied(
-    shared: &Shared,
-    provider: Provider,
-    parts: &http::request::Parts,
-    query: Option<&str>,
-) -> Option<Response<Body>> {
-    let (status, body) = envelope::check_auth(
-        provider,
-        &parts.headers,
-        query,
-        shared.opts.api_key.as_deref(),
-    )?;
-    Some(json_response(status, body))
-}
-
 /// The Conversations API (`conversation`), with OpenAI's authentication.
 fn conversations(
     shared: &Shared,
@@ -867,19 +829,6 @@ pub(crate) fn previous_not_found(id: &str) -> String {
         Some("previous_response_not_found"),
         &continuation::not_found_message(id),
     )
-}
-
-/// An error in JSON with the API's headers for its status.
-fn error_response(api: Option<Api>, status: StatusCode, body: String) -> Response<Body> {
-    let mut resp = json_response(status, body);
-    if let Some(api) = api {
-        set_headers(&mut resp, api.error_headers(status));
-    }
-    resp
-}
-
-fn json_response(status: StatusCode, body: String) -> Response<Body> {
-    response(status, "application/json", full(body))
 }
 
 fn plain(status: StatusCode, text: String) -> Response<Body> {

@@ -478,6 +478,56 @@ async fn chat_stream_usage_follows_stream_options() {
 }
 
 #[tokio::test]
+async fn each_apis_token_counting_with_its_authentication() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let c = client();
+    let base = mock.base_url();
+    let messages = json!({"model": "claude", "messages": [{"role": "user", "content": "hi"}]});
+    let url = format!("{base}/v1/messages/count_tokens");
+    assert_eq!(post(&c, url.clone(), &[], &messages).await.status, 401);
+    let r = post(&c, url, &[("x-api-key", "k")], &messages).await;
+    assert_eq!(r.status, 200);
+    assert!(r.json()["input_tokens"].as_u64().unwrap() >= 1);
+
+    let url = format!("{base}/v1beta/models/gemini-2.5-flash:countTokens");
+    let contents = json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]});
+    assert_eq!(post(&c, url.clone(), &[], &contents).await.status, 403);
+    let r = post(&c, url.clone(), &[("x-goog-api-key", "g")], &contents).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let total = r.json()["totalTokens"].as_u64().unwrap();
+    assert_eq!(r.json()["promptTokensDetails"][0]["tokenCount"], total);
+    let r = send(
+        &c,
+        Method::POST,
+        url,
+        &[("x-goog-api-key", "g")],
+        b"{".to_vec(),
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["status"], "INVALID_ARGUMENT");
+
+    let url = format!("{base}/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/count-tokens");
+    let converse = json!({"input": {"converse": {"messages": [{"role": "user", "content": [{"text": "hi"}]}]}}});
+    let r = post(&c, url.clone(), &[], &converse).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    assert_eq!(r.json()["message"], "Missing Authentication Token");
+    let auth = "AWS4-HMAC-SHA256 Credential=AKID/20251125/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=0123";
+    let r = post(&c, url.clone(), &[("authorization", auth)], &converse).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert!(r.json()["inputTokens"].as_u64().unwrap() >= 1);
+    let both = json!({"input": {"converse": {"messages": []}, "invokeModel": {"body": "{}"}}});
+    let r = post(&c, url, &[("authorization", auth)], &both).await;
+    assert_eq!(r.status, 400);
+    assert!(
+        r.headers["x-amzn-errortype"]
+            .to_str()
+            .unwrap()
+            .starts_with("ValidationException:")
+    );
+}
+
+#[tokio::test]
 async fn bedrock_refuses_an_unsigned_request_even_without_a_key() {
     let mock = MockProvider::start(MockOptions::default()).await;
     let c = client();
