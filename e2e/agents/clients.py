@@ -802,3 +802,43 @@ def smolagents(ws, key, version, python, here):
                 runs.append(Run(s, [python, os.path.join(here, "smolagents_agent.py"), provider, mode, s]))
     return Client("smolagents", version, runs=runs, scripts=scripts, conversations=len(runs), parallel=2,
                   final_tool="final_answer", mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+
+
+def crewai(ws, key, version, python, here):
+    """CrewAI's crew of two agents on its native providers (the official
+    OpenAI SDK on Chat and Responses, Anthropic's, google-genai's, and
+    boto3's Converse API), whole and streamed: tool calls of the API's own,
+    each answered by the API's result message, a tool's exception and an
+    unknown tool answered in the result's text (`Error executing tool: …`,
+    `Tool not found`); and the checker's work delegated to the reader
+    (`delegate_work_to_coworker`), a conversation of its own inside that
+    call. Not run: CrewAI 1.15's streamed Responses and Converse answers,
+    whose tool calls it drops (crewAIInc/crewAI#7497, #7438; README)."""
+    def steps(s):
+        return [
+            Step("read_file", {"path": "missing.txt"}, True, r"Error executing tool: \[Errno 2\] No such file"),
+            Step("run_shell", {"command": "ls missing-dir"}, True, r"Error executing tool: exit status 2"),
+            Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+            Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
+                 r"Error executing tool: edit_file: .* not found in"),
+            Step("no_such_tool", {"x": 1}, True, r"\bTool not found\b"),
+            Step("explode", {}, True, r"Error executing tool: 'NoneType' object has no attribute"),
+            Step("read_file", {"path": 42}, True, r"arguments validation failed.*valid string"),
+            Step("delegate_work_to_coworker",
+                 {"task": f"Read present.txt. [[e2e:{s}-sub]]", "context": "A file of the workspace.",
+                  "coworker": "Reader"}, False, f"E2E-DONE {s}-sub"),
+        ]
+    runs, scripts = [], {}
+    for provider in ("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"):
+        for mode in ("run", "stream"):
+            if mode == "stream" and provider in ("openai-responses", "bedrock"):
+                continue
+            s = f"crewai-{provider}-{mode}"
+            scripts[s] = steps(s)
+            scripts[f"{s}-sub"] = [
+                Step("read_file", {"path": "present.txt"}, False, r"hello e2e"),
+                Step("run_shell", {"command": "cat missing.txt"}, True, r"Error executing tool: exit status 1: cat: missing.txt"),
+            ]
+            runs.append(Run(s, [python, os.path.join(here, "crewai_agent.py"), provider, mode, s]))
+    return Client("CrewAI", version, runs=runs, scripts=scripts, conversations=2 * len(runs), parallel=2,
+                  mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)

@@ -330,10 +330,12 @@ def main():
     ap.add_argument("--python", required=True, help="the venv's python with openai-agents")
     ap.add_argument("--py-frameworks", required=True,
                     help="the venv's python with Pydantic AI, LangChain, google-genai, google-adk and smolagents")
+    ap.add_argument("--crewai", default="",
+                    help="the venv's python with CrewAI (its pins differ from the other frameworks')")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
                     help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-https,gemini-compress,codex,codex-https,opencode,opencode-https,qwen,ai,ai6,"
-                         "sdk-js,agents,pydantic-ai,langchain,genai,adk,smolagents)")
+                         "sdk-js,agents,pydantic-ai,langchain,genai,adk,smolagents,crewai)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
     v = json.loads(args.versions)
@@ -361,6 +363,7 @@ def main():
         "genai": lambda ws: C.genai(ws, KEY, v["genai"], args.py_frameworks, HERE),
         "adk": lambda ws: C.adk(ws, KEY, v["adk"], args.py_frameworks, HERE),
         "smolagents": lambda ws: C.smolagents(ws, KEY, v["smolagents"], args.py_frameworks, HERE),
+        "crewai": lambda ws: C.crewai(ws, KEY, v["crewai"], args.crewai, HERE),
     }
     chosen = [n for n in args.only.split(",") if n] or list(builders)
     for name in chosen:
