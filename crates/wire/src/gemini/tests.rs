@@ -125,6 +125,52 @@ fn request_view_pairs_by_order_and_name() {
     );
 }
 
+/// A response whose `output` is a list of text blocks (Strands Agents'
+/// tool results, MCP's content) is read as their text; a list of data is
+/// not.
+#[test]
+fn an_output_of_text_blocks_is_read_as_text() {
+    for (output, text, failed) in [
+        (
+            r#"[{"text": "Error: FileNotFoundError - [Errno 2] No such file or directory: 'a'"}]"#,
+            "Error: FileNotFoundError - [Errno 2] No such file or directory: 'a'",
+            true,
+        ),
+        (
+            r#"[{"type": "text", "text": "Unknown tool: x"}, {"text": "more"}]"#,
+            "Unknown tool: x\nmore",
+            true,
+        ),
+        (r#"[{"text": "e2e-ok\n"}]"#, "e2e-ok\n", false),
+        (
+            r#"[{"text": "Error: a", "score": 1}]"#,
+            r#"[{"text": "Error: a", "score": 1}]"#,
+            false,
+        ),
+        (
+            r#"[{"type": "image", "text": "Error: a"}]"#,
+            r#"[{"type": "image", "text": "Error: a"}]"#,
+            false,
+        ),
+        ("[]", "[]", false),
+    ] {
+        let body = format!(
+            r#"{{"contents": [
+              {{"role": "user", "parts": [{{"text": "go"}}]}},
+              {{"role": "model", "parts": [{{"functionCall": {{"name": "f", "id": "a1", "args": {{}}}}}}]}},
+              {{"role": "user", "parts": [{{"functionResponse": {{"name": "f", "id": "a1",
+                "response": {{"output": {output}}}}}}}]}}
+            ]}}"#
+        );
+        let detector = crate::detect::Detector::default();
+        let judge = |text: &str| detector.verdict(text);
+        let v = request_view_with(body.as_bytes(), &judge).unwrap();
+        let r = &v.results[0];
+        assert_eq!(&*r.content, text, "{output}");
+        assert_eq!(r.verdict.failed, failed, "{output}");
+    }
+}
+
 /// An `error` that states nothing (`""`, `false`, `[]`, `{}`, `"none"`, a
 /// number) is not an explicit failure, as an `error` key is read in the
 /// other dialects; one with content is.

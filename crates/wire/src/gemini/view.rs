@@ -279,7 +279,11 @@ fn response_text<'a>(entries: Option<&Entries<'a>>) -> ResponseText<'a> {
     let text = ["output", "result", "content"]
         .into_iter()
         .find_map(|k| r.get(k))
-        .map(|v| as_text(v).unwrap_or(Cow::Borrowed(v)))
+        .map(|v| {
+            as_text(v)
+                .or_else(|| text_blocks(v))
+                .unwrap_or(Cow::Borrowed(v))
+        })
         .unwrap_or_else(|| Cow::Owned(r.to_json()));
     let explicit = r.get("isError").and_then(|v| match v {
         "true" => Some(true),
@@ -323,6 +327,41 @@ fn by_parse(raw: &str) -> bool {
         // as it was, an error.
         Err(_) => true,
     }
+}
+
+/// An array of text blocks as their texts joined with newlines: Strands
+/// Agents' `{"output": [{"text": "Error: …"}]}` (its tool result's content
+/// blocks), MCP's `[{"type": "text", "text": "…"}]`. `None` for anything
+/// else, an array of data included (a block with another key, a `type`
+/// other than `text`): that stays JSON.
+fn text_blocks(raw: &str) -> Option<Cow<'_, str>> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Block<'a> {
+        #[serde(borrow)]
+        text: Cow<'a, str>,
+        #[serde(borrow, default, rename = "type")]
+        kind: Option<Cow<'a, str>>,
+    }
+    if !raw.starts_with('[') {
+        return None;
+    }
+    let blocks: Vec<Block<'_>> = serde_json::from_str(raw).ok()?;
+    if blocks.is_empty()
+        || blocks
+            .iter()
+            .any(|b| b.kind.as_deref().is_some_and(|k| k != "text"))
+    {
+        return None;
+    }
+    let mut texts = blocks.into_iter().map(|b| b.text);
+    let first = texts.next()?;
+    Some(texts.fold(first, |mut joined, text| {
+        let s = joined.to_mut();
+        s.push('\n');
+        s.push_str(&text);
+        joined
+    }))
 }
 
 /// A JSON string value as text, borrowed when it has no escapes.
