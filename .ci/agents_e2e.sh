@@ -9,7 +9,7 @@
 #   AGENTS_E2E_ONLY=claude,codex bash .ci/agents_e2e.sh
 #   AGENTS_E2E_ONLY=ai,ai6 bash .ci/agents_e2e.sh  # the Vercel AI SDK 7 (on Node.js 22) and 6
 #   AGENTS_E2E_ONLY=sdk-js bash .ci/agents_e2e.sh  # the openai and @anthropic-ai/sdk tool loops
-#   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai,adk,smolagents,crewai bash .ci/agents_e2e.sh  # the Python frameworks
+#   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework bash .ci/agents_e2e.sh  # the Python frameworks
 #   AGENTS_E2E_ONLY=claude-bedrock,claude-bedrock-key,claude-vertex bash .ci/agents_e2e.sh  # Claude Code via the cloud routes
 set -euo pipefail
 ci_suite=agents-e2e
@@ -60,6 +60,15 @@ SMOLAGENTS=${TOOLWARDEN_E2E_SMOLAGENTS:-1.26.0}
 # CrewAI, in a venv of its own (it pins google-genai, anthropic and boto3
 # below the versions above), with its native providers' SDKs.
 CREWAI=${TOOLWARDEN_E2E_CREWAI:-1.15.30}
+# Strands Agents, in a venv of its own too (it pins openai and anthropic
+# below the Pydantic AI venv's), with its OpenAI, Anthropic and Gemini
+# models' SDKs (Bedrock's boto3 it always has).
+STRANDS=${TOOLWARDEN_E2E_STRANDS:-1.62.0}
+# Microsoft Agent Framework, its core and five chat clients' packages, in a
+# venv of its own (its Anthropic client pins anthropic below 2).
+AGENT_FRAMEWORK=${TOOLWARDEN_E2E_AGENT_FRAMEWORK:-1.23.0}
+AGENT_FRAMEWORK_OPENAI=${TOOLWARDEN_E2E_AGENT_FRAMEWORK_OPENAI:-1.17.0}
+AGENT_FRAMEWORK_BETA=${TOOLWARDEN_E2E_AGENT_FRAMEWORK_BETA:-1.0.0b261022}
 # The official TypeScript SDKs' own tool loops, the Agents SDK's included
 # (openai declares `engines: node >= 22`: they run on AI SDK 7's Node.js);
 # `ws` is openai's peer dependency for its WebSocket mode.
@@ -113,20 +122,28 @@ ci_pip "$py_venv" "pydantic-ai-slim[openai,anthropic,google,bedrock]==$PYDANTIC_
   "google-genai==$GENAI" "google-adk==$ADK" "litellm==$LITELLM" "smolagents[openai]==$SMOLAGENTS"
 crewai_venv="$cache/crewai"
 ci_pip "$crewai_venv" "crewai[anthropic,google-genai,bedrock]==$CREWAI"
+strands_venv="$cache/strands"
+ci_pip "$strands_venv" "strands-agents[openai,anthropic,gemini]==$STRANDS"
+maf_venv="$cache/agent-framework"
+ci_pip "$maf_venv" "agent-framework-core==$AGENT_FRAMEWORK" "agent-framework-openai==$AGENT_FRAMEWORK_OPENAI" \
+  "agent-framework-anthropic==$AGENT_FRAMEWORK_BETA" "agent-framework-gemini==$AGENT_FRAMEWORK_BETA" \
+  "agent-framework-bedrock==$AGENT_FRAMEWORK_BETA"
 
 ci_build
 
 ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on Node.js %s'
 sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
 langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s, langchain-aws %s, boto3 %s'
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s"}' \
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s"}' \
   "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$QWEN_CODE" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
   "$SDK_OPENAI" "$SDK_ANTHROPIC" "$SDK_WS" "$SDK_AGENTS" "$NODE" "$OPENAI_AGENTS" "$PYDANTIC_AI" "$BOTO3" \
   "$LANGCHAIN" "$LANGGRAPH" "$LANGCHAIN_OPENAI" "$LANGCHAIN_ANTHROPIC" "$LANGCHAIN_GOOGLE" "$LANGCHAIN_AWS" "$BOTO3" \
   "$GENAI" \
-  "$ADK" "$LITELLM" "$SMOLAGENTS" "$LITELLM" "$CREWAI")
+  "$ADK" "$LITELLM" "$SMOLAGENTS" "$LITELLM" "$CREWAI" "$STRANDS" \
+  "$AGENT_FRAMEWORK" "$AGENT_FRAMEWORK_OPENAI" "$AGENT_FRAMEWORK_BETA")
 python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
   --tools "$npm_dir" --ai-tools "$ai_dir" --ai-node "$node_bin" --sdk-tools "$sdk_js_dir" \
-  --python "$venv/bin/python" --py-frameworks "$py_venv/bin/python" --crewai "$crewai_venv/bin/python" --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"
+  --python "$venv/bin/python" --py-frameworks "$py_venv/bin/python" --crewai "$crewai_venv/bin/python" --strands "$strands_venv/bin/python" \
+  --agent-framework "$maf_venv/bin/python" --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"

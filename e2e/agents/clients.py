@@ -837,8 +837,80 @@ def crewai(ws, key, version, python, here):
             scripts[s] = steps(s)
             scripts[f"{s}-sub"] = [
                 Step("read_file", {"path": "present.txt"}, False, r"hello e2e"),
-                Step("run_shell", {"command": "cat missing.txt"}, True, r"Error executing tool: exit status 1: cat: missing.txt"),
+                Step("run_shell", {"command": "cat missing.txt"}, True,
+                     r"Error executing tool: exit status 1: cat: missing.txt"),
             ]
             runs.append(Run(s, [python, os.path.join(here, "crewai_agent.py"), provider, mode, s]))
     return Client("CrewAI", version, runs=runs, scripts=scripts, conversations=2 * len(runs), parallel=2,
                   mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+
+
+def strands(ws, key, version, python, here):
+    """Strands Agents on five models (its OpenAI Chat and Responses,
+    Anthropic, Gemini and Bedrock Converse models), by `agent(prompt)`
+    (whole answers where the model class allows them) and by
+    `stream_async`: the API's own calls and results, a tool's exception and
+    an unknown tool answered in the result's text (on Gemini as its content
+    blocks, `{"output": [{"text": …}]}`); and a second message to the same
+    agent (its conversation kept in the agent, both in one event loop)."""
+    def steps():
+        return [
+            Step("read_file", {"path": "missing.txt"}, True,
+                 r"Error: FileNotFoundError - \[Errno 2\] No such file"),
+            Step("run_shell", {"command": "ls missing-dir"}, True,
+                 r"Error: RuntimeError - exit status 2: ls: cannot access"),
+            Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+            Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
+                 r"Error: edit_file: .* not found in"),
+            Step("no_such_tool", {"x": 1}, True, r"Unknown tool: no_such_tool"),
+            Step("explode", {}, True, r"Error: AttributeError - 'NoneType' object has no attribute"),
+            Step("read_file", {"path": 42}, True, r"Error: Validation failed for input parameters.*valid string"),
+            Step("run_shell", {"command": "cat missing.txt"}, True,
+                 r"Error: RuntimeError - exit status 1: cat: missing.txt: No such file"),
+        ]
+    return py_framework("strands", "Strands Agents", version, python, here, "strands_agent.py",
+                        ("invoke", "stream"), steps, "session",
+                        providers=("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"),
+                        mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+
+
+def agent_framework(ws, key, version, python, here):
+    """Microsoft Agent Framework's `Agent` on five chat clients (OpenAI Chat
+    Completions and Responses, Anthropic, Gemini, Bedrock Converse), run
+    whole and streamed: the API's own calls and results, a tool's exception,
+    an unknown tool and arguments that fail validation answered in the
+    result's text, in detail (`include_detailed_errors`) on a first run; and
+    per model and mode a conversation of two messages in one `AgentSession`
+    with the default text, `Error: Function failed.`."""
+    def steps():
+        return [
+            Step("read_file", {"path": "missing.txt"}, True,
+                 r"Error: Function failed\. Exception: \[Errno 2\] No such file"),
+            Step("run_shell", {"command": "ls missing-dir"}, True,
+                 r"Error: Function failed\. Exception: exit status 2: ls: cannot access"),
+            Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+            Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
+                 r"Error: Function failed\. Exception: edit_file: .* not found in"),
+            Step("no_such_tool", {"x": 1}, True, r'Error: Requested function \\?"no_such_tool\\?" not found\.'),
+            Step("explode", {}, True, r"Error: Function failed\. Exception: 'NoneType' object has no attribute"),
+            Step("read_file", {"path": 42}, True,
+                 r"Error: Argument parsing failed\. Exception: Invalid arguments for 'read_file'"),
+            Step("run_shell", {"command": "cat missing.txt"}, True,
+                 r"Error: Function failed\. Exception: exit status 1: cat: missing.txt: No such file"),
+        ]
+    runs, scripts = [], {}
+    argv = [python, os.path.join(here, "agent_framework_agent.py")]
+    for provider in ("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"):
+        for mode in ("run", "stream"):
+            s = f"agent-framework-{provider}-{mode}"
+            scripts[s] = steps()
+            runs.append(Run(s, argv + [provider, mode, s]))
+            s = f"agent-framework-session-{provider}-{mode}"
+            scripts[s] = [
+                Step("read_file", {"path": "missing.txt"}, True, r"Error: Function failed\.(?! Exception)"),
+                Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+            ]
+            scripts[f"{s}-cont"] = [Step("read_file", {"path": "present.txt"}, False, r"hello e2e")]
+            runs.append(Run(s, argv + [provider, mode, s, "session"]))
+    return Client("Microsoft Agent Framework", version, runs=runs, scripts=scripts, conversations=len(runs),
+                  parallel=2, mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
