@@ -175,6 +175,9 @@ struct Patterns {
     harness_refusal: Regex,
     /// A program's closing line saying it failed (`failure_summary`).
     failure_summary: Regex,
+    /// A Python exception's message as CPython words it, the whole text
+    /// (`failure_statement`; see [`python_message`]).
+    python_message: Regex,
     /// `harness_refusal`'s phrases found anywhere in the first line.
     harness_refusal_inline: Regex,
     /// [`super::refusal::INLINE_GATE`]'s words, searched in one SIMD pass.
@@ -404,6 +407,33 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"(?:was\s+|has\s+been\s+)?exceeded",
             r")",
         )),
+        python_message: re(concat!(
+            r"^(?:",
+            // AttributeError
+            r"(?:'[\w.]+'\s+object|type\s+object\s+'[\w.]+'|module\s+'[\w.]+')\s+has\s+no\s+attribute\s+'[^'\n]+'",
+            // TypeError
+            r"|unsupported\s+operand\s+type\(s\)\s+for\s+\S+:\s+'[\w.]+'\s+and\s+'[\w.]+'",
+            r"|'[\w.]+'\s+object\s+(?:is\s+not\s+(?:subscriptable|iterable|callable)",
+            r"|does\s+not\s+support\s+item\s+(?:assignment|deletion))",
+            r"|[\w.<>]+\(\)\s+(?:takes\s+(?:from\s+\d+\s+to\s+)?\d+\s+positional\s+arguments?\s+but\s+\d+\s+(?:was|were)\s+given",
+            r"|missing\s+\d+\s+required\s+(?:positional|keyword-only)\s+arguments?:\s+.+",
+            r"|got\s+an\s+unexpected\s+keyword\s+argument\s+'[^'\n]+')",
+            r"|can\s+only\s+concatenate\s+\w+\s+\(not\s+\x22[\w.]+\x22\)\s+to\s+\w+",
+            r"|'[^'\n]{1,2}'\s+not\s+supported\s+between\s+instances\s+of\s+'[\w.]+'\s+and\s+'[\w.]+'",
+            r"|object\s+of\s+type\s+'[\w.]+'\s+has\s+no\s+len\(\)",
+            r"|argument\s+of\s+type\s+'[\w.]+'\s+is\s+not\s+iterable",
+            r"|string\s+indices\s+must\s+be\s+integers(?:,\s+not\s+'[\w.]+')?",
+            r"|expected\s+str,\s+bytes\s+or\s+os\.PathLike\s+object,\s+not\s+[\w.]+",
+            // NameError, ZeroDivisionError, ValueError, IndexError,
+            // ModuleNotFoundError
+            r"|name\s+'[\w.]+'\s+is\s+not\s+defined",
+            r"|(?:integer\s+|float\s+)?(?:division|modulo)(?:\s+or\s+modulo)?\s+by\s+zero",
+            r"|invalid\s+literal\s+for\s+int\(\)\s+with\s+base\s+\d+:\s+.+",
+            r"|(?:list|tuple|string|range\s+object|array)\s+index\s+out\s+of\s+range",
+            r"|(?:pop\s+from\s+empty\s+list|pop\s+from\s+an\s+empty\s+(?:deque|set))",
+            r"|no\s+module\s+named\s+'[\w.]+'",
+            r")$",
+        )),
         harness_refusal: re(super::refusal::START),
         failure_summary: re(summary::CLOSING),
         harness_refusal_inline: re(super::refusal::INLINE),
@@ -532,7 +562,8 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
             && !zero_count(line)
             && !commit_line(line)
             && p.failure_statement.is_match(line))
-            || status_word(head))
+            || status_word(head)
+            || python_message(&p.python_message, content, head))
     {
         return fail(NAMES[FAILURE_STATEMENT]);
     }
@@ -753,6 +784,17 @@ fn commit_line(line: &[u8]) -> bool {
         && line.get(hash) == Some(&b' ')
         && line[..hash].iter().any(u8::is_ascii_digit)
         && line[..hash].iter().any(u8::is_ascii_alphabetic)
+}
+
+/// The whole content is one line, a Python exception's message as CPython
+/// words it, without the exception's name: how a framework that hands the
+/// model `str(exception)` reports a tool's crash (LlamaIndex's agents:
+/// `'NoneType' object has no attribute 'value'`, `unsupported operand
+/// type(s) for /: 'PosixPath' and 'int'`, `name 'x' is not defined`,
+/// `list index out of range`). Not a line of a longer output.
+fn python_message(message: &Regex, content: &[u8], head: &[u8]) -> bool {
+    let line = trim_end(head);
+    content.len() <= LINE_BYTES && !line.contains(&b'\n') && message.is_match(line)
 }
 
 /// The whole content is one status word such as `aborted` or `timed out`.

@@ -358,6 +358,50 @@ fn failure_statement() {
     );
 }
 
+/// A Python exception's message alone, as a framework that answers with
+/// `str(exception)` reports a tool's crash (LlamaIndex's agents).
+#[test]
+fn a_python_exception_message_alone() {
+    check(
+        "failure_statement",
+        &[
+            "'NoneType' object has no attribute 'value'",
+            "module 'os' has no attribute 'getcwdu'\n",
+            "type object 'Path' has no attribute 'exist'",
+            "unsupported operand type(s) for /: 'PosixPath' and 'int'",
+            "'int' object is not subscriptable",
+            "'NoneType' object is not iterable",
+            "'str' object does not support item assignment",
+            "read_file() takes 1 positional argument but 2 were given",
+            "read_file() missing 1 required positional argument: 'path'",
+            "edit_file() got an unexpected keyword argument 'text'",
+            "can only concatenate str (not \"int\") to str",
+            "'<' not supported between instances of 'str' and 'int'",
+            "object of type 'NoneType' has no len()",
+            "argument of type 'int' is not iterable",
+            "string indices must be integers, not 'str'",
+            "expected str, bytes or os.PathLike object, not int",
+            "name 'config' is not defined",
+            "division by zero",
+            "float division by zero",
+            "integer modulo by zero",
+            "invalid literal for int() with base 10: 'abc'",
+            "list index out of range",
+            "pop from empty list",
+            "No module named 'yaml'",
+        ],
+        &[
+            // a line of a longer output, or a sentence around the words
+            "list index out of range\nat line 3 of the report",
+            "Fixed: 'NoneType' object has no attribute 'value' in the parser",
+            "The tests check that division by zero raises.",
+            "name 'config' is not defined in this scope, see the docs",
+            "object has no attribute",
+            "index out of range",
+        ],
+    );
+}
+
 #[test]
 fn a_looked_up_state_is_not_a_failure() {
     let d = Detector::default();
