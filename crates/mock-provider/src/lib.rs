@@ -25,7 +25,9 @@
 //!   `/model/{id}/count-tokens` (signed as its model routes are), which
 //!   clients call beside their model requests (`count_tokens`);
 //! - `GET /v1/models` (Anthropic's or OpenAI's listing, told apart by the
-//!   `anthropic-version` / `x-api-key` headers) and `GET /v1beta/models`.
+//!   `anthropic-version` / `x-api-key` headers) and `GET /v1beta/models`,
+//!   and one model's each, `GET /v1/models/{id}`, `GET
+//!   /v1beta/models/{model}` (`models`).
 //!
 //! It behaves like the real APIs where a gateway can tell the difference:
 //! - **authentication**: Anthropic takes `x-api-key` or `Authorization:
@@ -85,6 +87,7 @@ mod count_tokens;
 mod envelope;
 mod google_federation;
 mod json;
+mod models;
 mod plan;
 mod render;
 mod rules;

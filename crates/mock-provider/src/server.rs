@@ -17,7 +17,7 @@ use crate::{
     cloud,
     continuation::{self, Previous},
     envelope::{self, Provider},
-    json::{Obj, array},
+    json::Obj,
     plan::{fnv1a, plan},
     render,
     stream_error::{self, Framing},
@@ -746,76 +746,19 @@ fn other_route(
         let body = serde_json::Value::Array(list).to_string();
         return json_response(StatusCode::OK, body);
     }
+    if let Some(reply) = crate::models::serve(shared, parts, path, query) {
+        return reply;
+    }
     let provider = Provider::from_headers(&parts.headers, path);
-    let listing = parts.method == Method::GET && matches!(path, "/v1/models" | "/v1beta/models");
-    if !listing {
-        let body = envelope::error_body(
-            provider,
-            StatusCode::NOT_FOUND,
-            "not_found_error",
-            None,
-            None,
-            &format!("Not found: {} {path}", parts.method),
-        );
-        return json_response(StatusCode::NOT_FOUND, body);
-    }
-    if let Some(denied) = denied(shared, provider, parts, query) {
-        return denied;
-    }
-    let models = [
-        "mock-model",
-        "gpt-4o",
-        "claude-sonnet-4-20250514",
-        "gemini-2.0-flash",
-    ];
-    let body = match provider {
-        Provider::OpenAi => Obj::new()
-            .str("object", "list")
-            .raw(
-                "data",
-                &array(models.iter().map(|m| {
-                    Obj::new()
-                        .str("id", m)
-                        .str("object", "model")
-                        .num("created", 1_700_000_000)
-                        .str("owned_by", "mock")
-                        .done()
-                })),
-            )
-            .done(),
-        Provider::Anthropic => Obj::new()
-            .raw(
-                "data",
-                &array(models.iter().map(|m| {
-                    Obj::new()
-                        .str("type", "model")
-                        .str("id", m)
-                        .str("display_name", m)
-                        .str("created_at", "2025-05-14T00:00:00Z")
-                        .done()
-                })),
-            )
-            .bool("has_more", false)
-            .str("first_id", models[0])
-            .str("last_id", models[models.len() - 1])
-            .done(),
-        Provider::Gemini => Obj::new()
-            .raw(
-                "models",
-                &array(models.iter().map(|m| {
-                    Obj::new()
-                        .str("name", &format!("models/{m}"))
-                        .str("displayName", m)
-                        .raw(
-                            "supportedGenerationMethods",
-                            r#"["generateContent","streamGenerateContent"]"#,
-                        )
-                        .done()
-                })),
-            )
-            .done(),
-    };
-    json_response(StatusCode::OK, body)
+    let body = envelope::error_body(
+        provider,
+        StatusCode::NOT_FOUND,
+        "not_found_error",
+        None,
+        None,
+        &format!("Not found: {} {path}", parts.method),
+    );
+    json_response(StatusCode::NOT_FOUND, body)
 }
 
 /// The Responses API's 400 for a `previous_response_id` it does not have

@@ -160,6 +160,51 @@ async fn models_listing_by_headers() {
     assert_eq!(r.json()["has_more"], false);
     let r = send(&c, Method::GET, url, &[], Vec::new()).await;
     assert_eq!(r.status, 401);
+    // One model, as each API describes it.
+    let base = mock.base_url();
+    let r = send(
+        &c,
+        Method::GET,
+        format!("{base}/v1/models/gpt-4o"),
+        OPENAI,
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(
+        (r.json()["id"].clone(), r.json()["object"].clone()),
+        (json!("gpt-4o"), json!("model"))
+    );
+    let one = format!("{base}/v1/models/claude-sonnet-4-5");
+    let r = send(&c, Method::GET, one, ANTHROPIC, Vec::new()).await;
+    assert_eq!(r.json()["type"], "model");
+    let gemini = format!("{base}/v1beta/models/gemini-2.5-flash");
+    let r = send(&c, Method::GET, gemini.clone(), &[], Vec::new()).await;
+    assert_eq!(r.status, 403);
+    let r = send(
+        &c,
+        Method::GET,
+        gemini,
+        &[("x-goog-api-key", "g")],
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["name"], "models/gemini-2.5-flash");
+    assert!(
+        r.json()["supportedGenerationMethods"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("generateContent"))
+    );
+    let r = send(
+        &c,
+        Method::GET,
+        format!("{base}/v1beta/models/a/b"),
+        &[("x-goog-api-key", "g")],
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(r.status, 404);
     let r = send(
         &c,
         Method::GET,
