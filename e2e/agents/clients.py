@@ -914,3 +914,28 @@ def agent_framework(ws, key, version, python, here):
             runs.append(Run(s, argv + [provider, mode, s, "session"]))
     return Client("Microsoft Agent Framework", version, runs=runs, scripts=scripts, conversations=len(runs),
                   parallel=2, mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+
+
+def llamaindex(ws, key, version, python, here):
+    """LlamaIndex's `FunctionAgent` on five LLMs (OpenAI Chat and
+    Responses, Anthropic, Gemini through google-genai, Bedrock Converse),
+    whole and streamed: the API's own calls and results, a tool's exception
+    answered with its message alone (`str(exception)`, no flag on any API),
+    an unknown tool with `Tool … not found.`; and a second message
+    given the same `Memory`."""
+    def steps():
+        return [
+            Step("read_file", {"path": "missing.txt"}, True, r"\[Errno 2\] No such file"),
+            Step("run_shell", {"command": "ls missing-dir"}, True, r"exit status 2: ls: cannot access"),
+            Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+            Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
+                 r"edit_file: 'absent text' not found in"),
+            Step("no_such_tool", {"x": 1}, True, r"Tool no_such_tool not found\."),
+            Step("explode", {}, True, r"'NoneType' object has no attribute 'value'"),
+            Step("read_file", {"path": 42}, True, r"unsupported operand type\(s\) for /: 'PosixPath' and 'int'"),
+            Step("run_shell", {"command": "cat missing.txt"}, True, r"exit status 1: cat: missing.txt"),
+        ]
+    return py_framework("llamaindex", "LlamaIndex agent", version, python, here, "llamaindex_agent.py",
+                        ("run", "stream"), steps, "memory",
+                        providers=("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"),
+                        mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
