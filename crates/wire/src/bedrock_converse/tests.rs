@@ -73,6 +73,44 @@ fn the_view_reads_calls_results_and_status() {
     assert_eq!(both.defects.unwrap(), Vec::new());
 }
 
+/// A `json` block that only wraps its tool's text (Agno's `{"result":
+/// "…"}`) is read as that text; other JSON stays JSON.
+#[test]
+fn a_json_block_wrapping_a_text_is_read_as_the_text() {
+    let d = Detector::default();
+    for (block, text, failed) in [
+        (
+            json!({"result": "[Errno 2] No such file or directory: 'a'"}),
+            "[Errno 2] No such file or directory: 'a'",
+            true,
+        ),
+        (
+            json!({"output": "'NoneType' object has no attribute 'value'"}),
+            "'NoneType' object has no attribute 'value'",
+            true,
+        ),
+        (json!({"result": "e2e-ok\n"}), "e2e-ok\n", false),
+        (json!({"result": "Error: x", "code": 1}), "", false),
+        (json!({"result": {"error": "x"}}), "", false),
+        (json!({"error": "disk full"}), "", true),
+    ] {
+        let body = json!({"messages":[
+            {"role":"assistant","content":[{"toolUse":{"toolUseId":"t1","name":"f","input":{}}}]},
+            {"role":"user","content":[{"toolResult":{"toolUseId":"t1","content":[{"json": block}]}}]}]});
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let view = request_view(Dialect::BedrockConverse, &bytes).unwrap();
+        let r = view.results[0].read(&d).unwrap();
+        // (empty: the block's JSON itself)
+        if text.is_empty() {
+            let read: Value = serde_json::from_str(&r.text).unwrap();
+            assert_eq!(read, block);
+        } else {
+            assert_eq!(r.text.as_ref(), text, "{block}");
+        }
+        assert_eq!(r.verdict.failed, failed, "{block}");
+    }
+}
+
 #[test]
 fn without_any_status_the_detector_decides() {
     let body = json!({"messages":[

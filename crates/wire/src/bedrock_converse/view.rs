@@ -238,6 +238,22 @@ struct Part<'a> {
     json: Option<&'a RawValue>,
 }
 
+/// A `json` block's text: the string it wraps when it is an object of one
+/// member, `result`, `output` or `content` (Agno's `{"result": "…"}`, its
+/// tool's answer as the text it was), else the JSON as it is.
+fn json_block_text(raw: &str) -> Cow<'_, str> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Wrapped<'a> {
+        #[serde(borrow, alias = "output", alias = "content")]
+        result: Cow<'a, str>,
+    }
+    if !raw.starts_with('{') {
+        return Cow::Borrowed(raw);
+    }
+    serde_json::from_str::<Wrapped<'_>>(raw).map_or(Cow::Borrowed(raw), |w| w.result)
+}
+
 /// Read a result (see [`ResultView::read`]): the module docs' rules.
 pub(crate) fn read_result<'a>(
     content: Option<&'a str>,
@@ -254,7 +270,7 @@ pub(crate) fn read_result<'a>(
         if let Some(t) = p.text {
             push_part(&mut text, t);
         } else if let Some(j) = p.json {
-            push_part(&mut text, Cow::Borrowed(j.get()));
+            push_part(&mut text, json_block_text(j.get()));
         }
     }
     let text = text.unwrap_or_default();

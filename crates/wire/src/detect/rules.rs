@@ -383,6 +383,10 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             // a path argument a harness refuses (the Gemini CLI's and Qwen
             // Code's `File path must be absolute, but was relative: x.`)
             r"|(?:[\w-]+\s+){0,2}path\s+must\s+be\s+(?:an?\s+)?absolute\b",
+            // pydantic's `ValidationError` as a whole line (`1 validation
+            // error for read_file` above its fields: a tool's arguments
+            // refused, as Agno answers them)
+            r"|\d+\s+validation\s+errors?\s+for\s+[^\s\[]+(?:\[[^\]\n]*\])?$",
             // Python's `json` decoding error as a whole line (`python3 -m
             // json.tool` on a file that is not JSON)
             r"|expecting\s+(?:value|property\s+name\s+enclosed\s+in\s+double\s+quotes|'[,:]'\s+delimiter):\s+line\s+\d+\s+column\s+\d+\s+\(char\s+\d+\)$",

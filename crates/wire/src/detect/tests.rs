@@ -335,6 +335,10 @@ fn failure_statement() {
             // `python3 -m json.tool` on a file that is not JSON
             "Expecting value: line 1 column 1 (char 0)\n",
             "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+            // pydantic's `ValidationError` (Agno's answer to arguments of
+            // the wrong type)
+            "1 validation error for read_file\npath\n  Input should be a valid string [type=string_type, input_value=42, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/string_type",
+            "2 validation errors for Weather[int]\ncity\n  Field required [type=missing, input_value={}, input_type=dict]",
         ],
         &[
             "12 failed, 3 passed",
@@ -354,6 +358,7 @@ fn failure_statement() {
             "Returns 400 when the endpoint was called with invalid arguments.",
             "Expecting value: line 1 column 1 (char 0) means the body was empty.",
             "Use an absolute path: the path must be absolute",
+            "Found 3 validation errors for the schema in docs/api.md",
         ],
     );
 }
