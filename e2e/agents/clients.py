@@ -939,3 +939,28 @@ def llamaindex(ws, key, version, python, here):
                         ("run", "stream"), steps, "memory",
                         providers=("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"),
                         mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+
+
+def agno(ws, key, version, python, here):
+    """Agno's `Agent` on five models (OpenAI Chat and Responses, Anthropic,
+    Gemini, Bedrock Converse), whole and streamed: the API's own calls and
+    results, a tool's exception answered with its message alone, arguments
+    of the wrong type with pydantic's error, an unknown tool in a sentence
+    of its own, none flagged (on Bedrock each wrapped in a `json` block,
+    `{"result": …}`); and a second run in the same session, the first's
+    messages in its context."""
+    def steps():
+        return [
+            Step("read_file", {"path": "missing.txt"}, True, r"\[Errno 2\] No such file"),
+            Step("run_shell", {"command": "ls missing-dir"}, True, r"exit status 2: ls: cannot access"),
+            Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+            Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
+                 r"edit_file: 'absent text' not found in"),
+            Step("no_such_tool", {"x": 1}, True, r"Error: The requested tool does not exist or is not available\."),
+            Step("explode", {}, True, r"'NoneType' object has no attribute 'value'"),
+            Step("read_file", {"path": 42}, True, r"1 validation error for read_file"),
+            Step("run_shell", {"command": "cat missing.txt"}, True, r"exit status 1: cat: missing.txt"),
+        ]
+    return py_framework("agno", "Agno", version, python, here, "agno_agent.py", ("run", "stream"), steps, "history",
+                        providers=("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"),
+                        mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
