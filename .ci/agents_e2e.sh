@@ -9,7 +9,7 @@
 #   AGENTS_E2E_ONLY=claude,codex bash .ci/agents_e2e.sh
 #   AGENTS_E2E_ONLY=ai,ai6 bash .ci/agents_e2e.sh  # the Vercel AI SDK 7 (on Node.js 22) and 6
 #   AGENTS_E2E_ONLY=sdk-js bash .ci/agents_e2e.sh  # the openai and @anthropic-ai/sdk tool loops
-#   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno bash .ci/agents_e2e.sh  # the Python frameworks
+#   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen bash .ci/agents_e2e.sh  # the Python frameworks
 #   AGENTS_E2E_ONLY=claude-bedrock,claude-bedrock-key,claude-vertex bash .ci/agents_e2e.sh  # Claude Code via the cloud routes
 set -euo pipefail
 ci_suite=agents-e2e
@@ -83,6 +83,11 @@ AGNO=${TOOLWARDEN_E2E_AGNO:-3.1.10}
 AGNO_GENAI=${TOOLWARDEN_E2E_AGNO_GENAI:-3.6.1}
 AGNO_OPENAI=${TOOLWARDEN_E2E_AGNO_OPENAI:-3.63.0}
 AGNO_ANTHROPIC=${TOOLWARDEN_E2E_AGNO_ANTHROPIC:-2.17.0}
+# AutoGen (its AgentChat and extensions' OpenAI and Anthropic clients), in
+# a venv of its own; anthropic pinned below 1, as for LlamaIndex: its
+# Anthropic clients' requests fail with anthropic 1.x and 2.x.
+AUTOGEN=${TOOLWARDEN_E2E_AUTOGEN:-0.7.5}
+AUTOGEN_ANTHROPIC_SDK=${TOOLWARDEN_E2E_AUTOGEN_ANTHROPIC_SDK:-0.125.0}
 # The official TypeScript SDKs' own tool loops, the Agents SDK's included
 # (openai declares `engines: node >= 22`: they run on AI SDK 7's Node.js);
 # `ws` is openai's peer dependency for its WebSocket mode.
@@ -149,13 +154,16 @@ ci_pip "$llamaindex_venv" "llama-index-core==$LLAMAINDEX" "llama-index-llms-open
 agno_venv="$cache/agno"
 ci_pip "$agno_venv" "agno==$AGNO" "openai==$AGNO_OPENAI" "anthropic==$AGNO_ANTHROPIC" "google-genai==$AGNO_GENAI" \
   "boto3==$BOTO3"
+autogen_venv="$cache/autogen"
+ci_pip "$autogen_venv" "autogen-agentchat==$AUTOGEN" "autogen-ext[openai,anthropic]==$AUTOGEN" \
+  "anthropic[bedrock]==$AUTOGEN_ANTHROPIC_SDK"
 
 ci_build
 
 ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on Node.js %s'
 sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
 langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s, langchain-aws %s, boto3 %s'
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s"}' \
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s"}' \
   "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$QWEN_CODE" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
@@ -165,9 +173,10 @@ versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qw
   "$ADK" "$LITELLM" "$SMOLAGENTS" "$LITELLM" "$CREWAI" "$STRANDS" \
   "$AGENT_FRAMEWORK" "$AGENT_FRAMEWORK_OPENAI" "$AGENT_FRAMEWORK_BETA" \
   "$LLAMAINDEX" "$LLAMAINDEX_OPENAI" "$LLAMAINDEX_ANTHROPIC" "$LLAMAINDEX_ANTHROPIC_SDK" "$LLAMAINDEX_GOOGLE" "$LLAMAINDEX_BEDROCK" \
-  "$AGNO" "$AGNO_OPENAI" "$AGNO_ANTHROPIC" "$AGNO_GENAI" "$BOTO3")
+  "$AGNO" "$AGNO_OPENAI" "$AGNO_ANTHROPIC" "$AGNO_GENAI" "$BOTO3" \
+  "$AUTOGEN" "$AUTOGEN" "$AUTOGEN_ANTHROPIC_SDK")
 python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
   --tools "$npm_dir" --ai-tools "$ai_dir" --ai-node "$node_bin" --sdk-tools "$sdk_js_dir" \
   --python "$venv/bin/python" --py-frameworks "$py_venv/bin/python" --crewai "$crewai_venv/bin/python" --strands "$strands_venv/bin/python" \
   --agent-framework "$maf_venv/bin/python" --llamaindex "$llamaindex_venv/bin/python" \
-  --agno "$agno_venv/bin/python" --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"
+  --agno "$agno_venv/bin/python" --autogen "$autogen_venv/bin/python" --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"

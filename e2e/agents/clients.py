@@ -964,3 +964,27 @@ def agno(ws, key, version, python, here):
     return py_framework("agno", "Agno", version, python, here, "agno_agent.py", ("run", "stream"), steps, "history",
                         providers=("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"),
                         mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+
+
+def autogen(ws, key, version, python, here):
+    """AutoGen's `AssistantAgent` on autogen-ext's OpenAI Chat, Anthropic
+    and Anthropic-on-Bedrock (`invoke`) clients, whole and streamed: the
+    API's own calls and results, a tool's exception answered with its
+    message alone, arguments of the wrong type with pydantic's error, an
+    unknown tool in a sentence of its own (on Anthropic all with `is_error`
+    false); and a second task to the same agent."""
+    def steps():
+        return [
+            Step("read_file", {"path": "missing.txt"}, True, r"^\[Errno 2\] No such file"),
+            Step("run_shell", {"command": "ls missing-dir"}, True, r"^exit status 2: ls: cannot access"),
+            Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+            Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
+                 r"^edit_file: 'absent text' not found in"),
+            Step("no_such_tool", {"x": 1}, True, r"^Error: tool 'no_such_tool' not found in any workbench$"),
+            Step("explode", {}, True, r"^'NoneType' object has no attribute 'value'$"),
+            Step("read_file", {"path": 42}, True, r"^1 validation error for read_fileargs\n"),
+            Step("run_shell", {"command": "cat missing.txt"}, True, r"^exit status 1: cat: missing.txt"),
+        ]
+    return py_framework("autogen", "AutoGen", version, python, here, "autogen_agent.py", ("run", "stream"), steps,
+                        "again", providers=("openai-chat", "anthropic", "bedrock"),
+                        mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)

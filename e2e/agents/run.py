@@ -336,10 +336,11 @@ def main():
     ap.add_argument("--agent-framework", default="", help="the venv's python with Microsoft Agent Framework")
     ap.add_argument("--llamaindex", default="", help="the venv's python with LlamaIndex")
     ap.add_argument("--agno", default="", help="the venv's python with Agno")
+    ap.add_argument("--autogen", default="", help="the venv's python with AutoGen")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
                     help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-https,gemini-compress,codex,codex-https,opencode,opencode-https,qwen,ai,ai6,"
-                         "sdk-js,agents,pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno)")
+                         "sdk-js,agents,pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
     v = json.loads(args.versions)
@@ -372,6 +373,7 @@ def main():
         "agent-framework": lambda ws: C.agent_framework(ws, KEY, v["agent-framework"], args.agent_framework, HERE),
         "llamaindex": lambda ws: C.llamaindex(ws, KEY, v["llamaindex"], args.llamaindex, HERE),
         "agno": lambda ws: C.agno(ws, KEY, v["agno"], args.agno, HERE),
+        "autogen": lambda ws: C.autogen(ws, KEY, v["autogen"], args.autogen, HERE),
     }
     chosen = [n for n in args.only.split(",") if n] or list(builders)
     for name in chosen:
