@@ -845,6 +845,24 @@ def crewai(ws, key, version, python, here):
                   mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
 
 
+def workspace_steps(read_missing, ls_fails, edit_fails, unknown, explode, bad_arg, cat_missing):
+    """The eight steps a Python framework's driver runs with the workspace's
+    tools, each failure matched by the framework's own words: a read of a
+    missing file, a failing `ls`, a succeeding command, an edit that cannot
+    apply, an unknown tool, a tool that throws, a path of the wrong type,
+    a `cat` of a missing file (a file reader's failure)."""
+    return [
+        Step("read_file", {"path": "missing.txt"}, True, read_missing),
+        Step("run_shell", {"command": "ls missing-dir"}, True, ls_fails),
+        Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+        Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True, edit_fails),
+        Step("no_such_tool", {"x": 1}, True, unknown),
+        Step("explode", {}, True, explode),
+        Step("read_file", {"path": 42}, True, bad_arg),
+        Step("run_shell", {"command": "cat missing.txt"}, True, cat_missing),
+    ]
+
+
 def strands(ws, key, version, python, here):
     """Strands Agents on five models (its OpenAI Chat and Responses,
     Anthropic, Gemini and Bedrock Converse models), by `agent(prompt)`
@@ -854,20 +872,15 @@ def strands(ws, key, version, python, here):
     blocks, `{"output": [{"text": …}]}`); and a second message to the same
     agent (its conversation kept in the agent, both in one event loop)."""
     def steps():
-        return [
-            Step("read_file", {"path": "missing.txt"}, True,
-                 r"Error: FileNotFoundError - \[Errno 2\] No such file"),
-            Step("run_shell", {"command": "ls missing-dir"}, True,
-                 r"Error: RuntimeError - exit status 2: ls: cannot access"),
-            Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
-            Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
-                 r"Error: edit_file: .* not found in"),
-            Step("no_such_tool", {"x": 1}, True, r"Unknown tool: no_such_tool"),
-            Step("explode", {}, True, r"Error: AttributeError - 'NoneType' object has no attribute"),
-            Step("read_file", {"path": 42}, True, r"Error: Validation failed for input parameters.*valid string"),
-            Step("run_shell", {"command": "cat missing.txt"}, True,
-                 r"Error: RuntimeError - exit status 1: cat: missing.txt: No such file"),
-        ]
+        return workspace_steps(
+            read_missing=r"Error: FileNotFoundError - \[Errno 2\] No such file",
+            ls_fails=r"Error: RuntimeError - exit status 2: ls: cannot access",
+            edit_fails=r"Error: edit_file: .* not found in",
+            unknown=r"Unknown tool: no_such_tool",
+            explode=r"Error: AttributeError - 'NoneType' object has no attribute",
+            bad_arg=r"Error: Validation failed for input parameters.*valid string",
+            cat_missing=r"Error: RuntimeError - exit status 1: cat: missing.txt: No such file",
+        )
     return py_framework("strands", "Strands Agents", version, python, here, "strands_agent.py",
                         ("invoke", "stream"), steps, "session",
                         providers=("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"),
@@ -883,21 +896,15 @@ def agent_framework(ws, key, version, python, here):
     per model and mode a conversation of two messages in one `AgentSession`
     with the default text, `Error: Function failed.`."""
     def steps():
-        return [
-            Step("read_file", {"path": "missing.txt"}, True,
-                 r"Error: Function failed\. Exception: \[Errno 2\] No such file"),
-            Step("run_shell", {"command": "ls missing-dir"}, True,
-                 r"Error: Function failed\. Exception: exit status 2: ls: cannot access"),
-            Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
-            Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
-                 r"Error: Function failed\. Exception: edit_file: .* not found in"),
-            Step("no_such_tool", {"x": 1}, True, r'Error: Requested function \\?"no_such_tool\\?" not found\.'),
-            Step("explode", {}, True, r"Error: Function failed\. Exception: 'NoneType' object has no attribute"),
-            Step("read_file", {"path": 42}, True,
-                 r"Error: Argument parsing failed\. Exception: Invalid arguments for 'read_file'"),
-            Step("run_shell", {"command": "cat missing.txt"}, True,
-                 r"Error: Function failed\. Exception: exit status 1: cat: missing.txt: No such file"),
-        ]
+        return workspace_steps(
+            read_missing=r"Error: Function failed\. Exception: \[Errno 2\] No such file",
+            ls_fails=r"Error: Function failed\. Exception: exit status 2: ls: cannot access",
+            edit_fails=r"Error: Function failed\. Exception: edit_file: .* not found in",
+            unknown=r'Error: Requested function \\?"no_such_tool\\?" not found\.',
+            explode=r"Error: Function failed\. Exception: 'NoneType' object has no attribute",
+            bad_arg=r"Error: Argument parsing failed\. Exception: Invalid arguments for 'read_file'",
+            cat_missing=r"Error: Function failed\. Exception: exit status 1: cat: missing.txt: No such file",
+        )
     runs, scripts = [], {}
     argv = [python, os.path.join(here, "agent_framework_agent.py")]
     for provider in ("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"):
@@ -924,17 +931,15 @@ def llamaindex(ws, key, version, python, here):
     an unknown tool with `Tool … not found.`; and a second message
     given the same `Memory`."""
     def steps():
-        return [
-            Step("read_file", {"path": "missing.txt"}, True, r"\[Errno 2\] No such file"),
-            Step("run_shell", {"command": "ls missing-dir"}, True, r"exit status 2: ls: cannot access"),
-            Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
-            Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
-                 r"edit_file: 'absent text' not found in"),
-            Step("no_such_tool", {"x": 1}, True, r"Tool no_such_tool not found\."),
-            Step("explode", {}, True, r"'NoneType' object has no attribute 'value'"),
-            Step("read_file", {"path": 42}, True, r"unsupported operand type\(s\) for /: 'PosixPath' and 'int'"),
-            Step("run_shell", {"command": "cat missing.txt"}, True, r"exit status 1: cat: missing.txt"),
-        ]
+        return workspace_steps(
+            read_missing=r"\[Errno 2\] No such file",
+            ls_fails=r"exit status 2: ls: cannot access",
+            edit_fails=r"edit_file: 'absent text' not found in",
+            unknown=r"Tool no_such_tool not found\.",
+            explode=r"'NoneType' object has no attribute 'value'",
+            bad_arg=r"unsupported operand type\(s\) for /: 'PosixPath' and 'int'",
+            cat_missing=r"exit status 1: cat: missing.txt",
+        )
     return py_framework("llamaindex", "LlamaIndex agent", version, python, here, "llamaindex_agent.py",
                         ("run", "stream"), steps, "memory",
                         providers=("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"),
@@ -950,17 +955,15 @@ def agno(ws, key, version, python, here):
     `{"result": …}`); and a second run in the same session, the first's
     messages in its context."""
     def steps():
-        return [
-            Step("read_file", {"path": "missing.txt"}, True, r"\[Errno 2\] No such file"),
-            Step("run_shell", {"command": "ls missing-dir"}, True, r"exit status 2: ls: cannot access"),
-            Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
-            Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
-                 r"edit_file: 'absent text' not found in"),
-            Step("no_such_tool", {"x": 1}, True, r"Error: The requested tool does not exist or is not available\."),
-            Step("explode", {}, True, r"'NoneType' object has no attribute 'value'"),
-            Step("read_file", {"path": 42}, True, r"1 validation error for read_file"),
-            Step("run_shell", {"command": "cat missing.txt"}, True, r"exit status 1: cat: missing.txt"),
-        ]
+        return workspace_steps(
+            read_missing=r"\[Errno 2\] No such file",
+            ls_fails=r"exit status 2: ls: cannot access",
+            edit_fails=r"edit_file: 'absent text' not found in",
+            unknown=r"Error: The requested tool does not exist or is not available\.",
+            explode=r"'NoneType' object has no attribute 'value'",
+            bad_arg=r"1 validation error for read_file",
+            cat_missing=r"exit status 1: cat: missing.txt",
+        )
     return py_framework("agno", "Agno", version, python, here, "agno_agent.py", ("run", "stream"), steps, "history",
                         providers=("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"),
                         mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
@@ -974,17 +977,15 @@ def autogen(ws, key, version, python, here):
     unknown tool in a sentence of its own (on Anthropic all with `is_error`
     false); and a second task to the same agent."""
     def steps():
-        return [
-            Step("read_file", {"path": "missing.txt"}, True, r"^\[Errno 2\] No such file"),
-            Step("run_shell", {"command": "ls missing-dir"}, True, r"^exit status 2: ls: cannot access"),
-            Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
-            Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True,
-                 r"^edit_file: 'absent text' not found in"),
-            Step("no_such_tool", {"x": 1}, True, r"^Error: tool 'no_such_tool' not found in any workbench$"),
-            Step("explode", {}, True, r"^'NoneType' object has no attribute 'value'$"),
-            Step("read_file", {"path": 42}, True, r"^1 validation error for read_fileargs\n"),
-            Step("run_shell", {"command": "cat missing.txt"}, True, r"^exit status 1: cat: missing.txt"),
-        ]
+        return workspace_steps(
+            read_missing=r"^\[Errno 2\] No such file",
+            ls_fails=r"^exit status 2: ls: cannot access",
+            edit_fails=r"^edit_file: 'absent text' not found in",
+            unknown=r"^Error: tool 'no_such_tool' not found in any workbench$",
+            explode=r"^'NoneType' object has no attribute 'value'$",
+            bad_arg=r"^1 validation error for read_fileargs\n",
+            cat_missing=r"^exit status 1: cat: missing.txt",
+        )
     return py_framework("autogen", "AutoGen", version, python, here, "autogen_agent.py", ("run", "stream"), steps,
                         "again", providers=("openai-chat", "anthropic", "bedrock"),
                         mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
