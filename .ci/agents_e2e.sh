@@ -109,6 +109,57 @@ command -v npm >/dev/null || { echo "agents-e2e: npm is required"; exit 1; }
 node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' ||
   { echo "agents-e2e: Node.js >= 20 is required, found $(node --version)"; exit 1; }
 
+# --- the Python venvs (the OpenAI Agents SDK's, the frameworks'), each
+# installed by a job of its own, side by side with each other, the npm
+# installs and the build below: their downloads overlap. Each job writes
+# its own log, shown when it fails.
+mkdir -p "$cache"
+pip_jobs=()
+pip_bg() { # NAME VENV SPEC...
+  local name=$1
+  shift
+  ci_pip "$@" >"$cache/pip-$name.log" 2>&1 &
+  pip_jobs+=("$name:$!")
+}
+pip_wait() {
+  local job failed=0
+  for job in "${pip_jobs[@]}"; do
+    if wait "${job##*:}"; then
+      grep -h '^== ' "$cache/pip-${job%%:*}.log" || true
+    else
+      cat "$cache/pip-${job%%:*}.log"
+      failed=1
+    fi
+  done
+  [ "$failed" = 0 ] || { echo "agents-e2e: a Python venv could not be installed" >&2; exit 1; }
+}
+venv="$cache/venv"
+pip_bg openai-agents "$venv" "openai-agents==$OPENAI_AGENTS"
+py_venv="$cache/py-frameworks"
+pip_bg py-frameworks "$py_venv" "pydantic-ai-slim[openai,anthropic,google,bedrock]==$PYDANTIC_AI" "langchain==$LANGCHAIN" \
+  "langgraph==$LANGGRAPH" "langchain-openai==$LANGCHAIN_OPENAI" "langchain-anthropic==$LANGCHAIN_ANTHROPIC" \
+  "langchain-google-genai==$LANGCHAIN_GOOGLE" "langchain-aws==$LANGCHAIN_AWS" "boto3==$BOTO3" \
+  "google-genai==$GENAI" "google-adk==$ADK" "litellm==$LITELLM" "smolagents[openai]==$SMOLAGENTS"
+crewai_venv="$cache/crewai"
+pip_bg crewai "$crewai_venv" "crewai[anthropic,google-genai,bedrock]==$CREWAI"
+strands_venv="$cache/strands"
+pip_bg strands "$strands_venv" "strands-agents[openai,anthropic,gemini]==$STRANDS"
+maf_venv="$cache/agent-framework"
+pip_bg agent-framework "$maf_venv" "agent-framework-core==$AGENT_FRAMEWORK" "agent-framework-openai==$AGENT_FRAMEWORK_OPENAI" \
+  "agent-framework-anthropic==$AGENT_FRAMEWORK_BETA" "agent-framework-gemini==$AGENT_FRAMEWORK_BETA" \
+  "agent-framework-bedrock==$AGENT_FRAMEWORK_BETA"
+llamaindex_venv="$cache/llamaindex"
+pip_bg llamaindex "$llamaindex_venv" "llama-index-core==$LLAMAINDEX" "llama-index-llms-openai==$LLAMAINDEX_OPENAI" \
+  "llama-index-llms-anthropic==$LLAMAINDEX_ANTHROPIC" "llama-index-llms-google-genai==$LLAMAINDEX_GOOGLE" \
+  "llama-index-llms-bedrock-converse==$LLAMAINDEX_BEDROCK" "anthropic==$LLAMAINDEX_ANTHROPIC_SDK"
+agno_venv="$cache/agno"
+pip_bg agno "$agno_venv" "agno==$AGNO" "openai==$AGNO_OPENAI" "anthropic==$AGNO_ANTHROPIC" "google-genai==$AGNO_GENAI" \
+  "boto3==$BOTO3"
+autogen_venv="$cache/autogen"
+pip_bg autogen "$autogen_venv" "autogen-agentchat==$AUTOGEN" "autogen-ext[openai,anthropic]==$AUTOGEN" \
+  "anthropic[bedrock]==$AUTOGEN_ANTHROPIC_SDK"
+
+
 # --- npm clients: installed when the versions differ from what is cached
 npm_dir="$cache/npm"
 ci_npm "$npm_dir" "${npm_pkgs[@]}"
@@ -131,33 +182,7 @@ npm_config_engine_strict=false ci_npm "$ai_dir" "${ai_pkgs[@]}"
 sdk_js_dir="$cache/sdk-js"
 npm_config_engine_strict=false ci_npm "$sdk_js_dir" "${sdk_js_pkgs[@]}"
 
-# --- the OpenAI Agents SDK in a venv
-venv="$cache/venv"
-ci_pip "$venv" "openai-agents==$OPENAI_AGENTS"
-py_venv="$cache/py-frameworks"
-ci_pip "$py_venv" "pydantic-ai-slim[openai,anthropic,google,bedrock]==$PYDANTIC_AI" "langchain==$LANGCHAIN" \
-  "langgraph==$LANGGRAPH" "langchain-openai==$LANGCHAIN_OPENAI" "langchain-anthropic==$LANGCHAIN_ANTHROPIC" \
-  "langchain-google-genai==$LANGCHAIN_GOOGLE" "langchain-aws==$LANGCHAIN_AWS" "boto3==$BOTO3" \
-  "google-genai==$GENAI" "google-adk==$ADK" "litellm==$LITELLM" "smolagents[openai]==$SMOLAGENTS"
-crewai_venv="$cache/crewai"
-ci_pip "$crewai_venv" "crewai[anthropic,google-genai,bedrock]==$CREWAI"
-strands_venv="$cache/strands"
-ci_pip "$strands_venv" "strands-agents[openai,anthropic,gemini]==$STRANDS"
-maf_venv="$cache/agent-framework"
-ci_pip "$maf_venv" "agent-framework-core==$AGENT_FRAMEWORK" "agent-framework-openai==$AGENT_FRAMEWORK_OPENAI" \
-  "agent-framework-anthropic==$AGENT_FRAMEWORK_BETA" "agent-framework-gemini==$AGENT_FRAMEWORK_BETA" \
-  "agent-framework-bedrock==$AGENT_FRAMEWORK_BETA"
-llamaindex_venv="$cache/llamaindex"
-ci_pip "$llamaindex_venv" "llama-index-core==$LLAMAINDEX" "llama-index-llms-openai==$LLAMAINDEX_OPENAI" \
-  "llama-index-llms-anthropic==$LLAMAINDEX_ANTHROPIC" "llama-index-llms-google-genai==$LLAMAINDEX_GOOGLE" \
-  "llama-index-llms-bedrock-converse==$LLAMAINDEX_BEDROCK" "anthropic==$LLAMAINDEX_ANTHROPIC_SDK"
-agno_venv="$cache/agno"
-ci_pip "$agno_venv" "agno==$AGNO" "openai==$AGNO_OPENAI" "anthropic==$AGNO_ANTHROPIC" "google-genai==$AGNO_GENAI" \
-  "boto3==$BOTO3"
-autogen_venv="$cache/autogen"
-ci_pip "$autogen_venv" "autogen-agentchat==$AUTOGEN" "autogen-ext[openai,anthropic]==$AUTOGEN" \
-  "anthropic[bedrock]==$AUTOGEN_ANTHROPIC_SDK"
-
+pip_wait
 ci_build
 
 ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on Node.js %s'
