@@ -974,8 +974,8 @@ def autogen(ws, key, version, python, here):
     and Anthropic-on-Bedrock (`invoke`) clients, whole and streamed: the
     API's own calls and results, a tool's exception answered with its
     message alone, arguments of the wrong type with pydantic's error, an
-    unknown tool in a sentence of its own (on Anthropic all with `is_error`
-    false); and a second task to the same agent."""
+    unknown tool in a sentence of its own, none flagged (no `is_error`); and
+    a second task to the same agent."""
     def steps():
         return workspace_steps(
             read_missing=r"^\[Errno 2\] No such file",
