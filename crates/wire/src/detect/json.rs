@@ -1,4 +1,5 @@
-//! The `json_error` rule: a JSON object whose top level says it failed.
+//! The `json_error` rule: a JSON object whose top level says it failed, or
+//! an array of a batch's outcomes of which one failed.
 //!
 //! A small allocation-free walker over the top-level keys of an object (a
 //! Python `repr` dict with single quotes and `True`/`False`/`None` too). It
@@ -20,6 +21,35 @@ pub(super) fn reports_failure(text: &[u8], limit: usize) -> bool {
     }
     let mut w = Walker { s: text, i: 0 };
     w.object(1).unwrap_or(false)
+}
+
+/// `true` when `text` (leading whitespace already trimmed) is a JSON array
+/// of per-item outcomes, a batch tool's answer, and an item failed: every
+/// item an object stating its own `success`/`ok`/`succeeded` as a boolean,
+/// and one of them `false` with a non-empty `error` (or `error_message`,
+/// `message`, `reason`) string. Cline's `read_files` and `run_commands`
+/// answer so, one item a file or command: `[{"query": "ls x", "result":
+/// "…", "error": "Command exited with code 2", "success": false}]`. An
+/// array whose items do not all state their outcome is data (a listing of
+/// jobs or search hits), whatever its items say.
+pub(super) fn batch_reports_failure(text: &[u8], limit: usize) -> bool {
+    let text = &text[..text.len().min(limit)];
+    if text.first() != Some(&b'[') {
+        return false;
+    }
+    let mut w = Walker { s: text, i: 0 };
+    let mut failed = false;
+    // Cut at the scan's end: what the whole items seen so far say.
+    w.outcomes(&mut failed).unwrap_or(failed)
+}
+
+/// One item of a batch's answer, as [`Walker::outcome`] reads it.
+enum Outcome {
+    /// Stated, and not a failure with its explanation.
+    NoFailure,
+    Failed,
+    /// Not an object stating its outcome: the array is not a batch's answer.
+    Other,
 }
 
 struct Walker<'a> {
@@ -85,6 +115,83 @@ impl<'a> Walker<'a> {
                 b'}' => {
                     self.i += 1;
                     return Some(depth == 1 && envelope.failed());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Walk an array of outcomes, setting `failed` when an item failed.
+    /// `Some(false)` as soon as an item is not an outcome; `None` when the
+    /// input ends or is malformed.
+    fn outcomes(&mut self, failed: &mut bool) -> Option<bool> {
+        self.eat(b'[')?;
+        loop {
+            self.ws();
+            match self.outcome()? {
+                Outcome::Other => return Some(false),
+                Outcome::Failed => *failed = true,
+                Outcome::NoFailure => {}
+            }
+            self.ws();
+            match self.peek()? {
+                b',' => self.i += 1,
+                b']' => return Some(*failed),
+                _ => return None,
+            }
+        }
+    }
+
+    /// One item of a batch's answer: an object whose `success` (or `ok`,
+    /// `succeeded`) is a boolean, failed when it is `false` beside a
+    /// non-empty explanation.
+    fn outcome(&mut self) -> Option<Outcome> {
+        if self.peek()? != b'{' {
+            return Some(Outcome::Other);
+        }
+        self.i += 1;
+        let is = |key: &[u8], names: &[&[u8]]| names.iter().any(|n| key.eq_ignore_ascii_case(n));
+        let (mut flag, mut explained) = (None, false);
+        self.ws();
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Some(Outcome::Other);
+        }
+        loop {
+            self.ws();
+            let key = self.string()?;
+            self.eat(b':')?;
+            self.ws();
+            // Below the top level: no `metadata` walk.
+            let value = self.value(EXIT_CODE_DEPTH, key)?;
+            if is(key, &[b"success", b"ok", b"succeeded"]) {
+                flag = match value {
+                    Value::True => Some(true),
+                    Value::False => Some(false),
+                    _ => return Some(Outcome::Other),
+                };
+            } else if is(
+                key,
+                &[
+                    b"error",
+                    b"error_message",
+                    b"errorMessage",
+                    b"message",
+                    b"reason",
+                ],
+            ) {
+                explained |= matches!(value, Value::Str(s) if !trim(s).is_empty());
+            }
+            self.ws();
+            match self.peek()? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    return Some(match flag {
+                        None => Outcome::Other,
+                        Some(false) if explained => Outcome::Failed,
+                        Some(_) => Outcome::NoFailure,
+                    });
                 }
                 _ => return None,
             }

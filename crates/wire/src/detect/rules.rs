@@ -557,7 +557,10 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
     if on(ERROR_LABEL) && (compiler_error(head) || rustfmt_diff(head) || ocaml_error(head)) {
         return fail(NAMES[ERROR_LABEL]);
     }
-    if on(JSON_ERROR) && json::reports_failure(start(content), JSON_SCAN_BYTES) {
+    if on(JSON_ERROR)
+        && (json::reports_failure(start(content), JSON_SCAN_BYTES)
+            || json::batch_reports_failure(start(content), JSON_SCAN_BYTES))
+    {
         return fail(NAMES[JSON_ERROR]);
     }
     if on(FAILURE_STATEMENT)
@@ -734,10 +737,17 @@ fn first_line(head: &[u8]) -> &[u8] {
     trim_end(&head[..end.min(LINE_BYTES)])
 }
 
-/// The last non-empty line within the last `window` bytes of the content.
+/// The last non-empty line within the last `window` bytes of the content;
+/// empty when that line begins before the window (a line longer than the
+/// window is no trailer, and its cut is no line's start).
 fn last_line(content: &[u8], window: usize) -> &[u8] {
-    let tail = trim_end(&content[content.len().saturating_sub(window)..]);
-    let begin = memchr::memrchr(b'\n', tail).map_or(0, |i| i + 1);
+    let from = content.len().saturating_sub(window);
+    let tail = trim_end(&content[from..]);
+    let begin = match memchr::memrchr(b'\n', tail) {
+        Some(i) => i + 1,
+        None if from == 0 || content[from - 1] == b'\n' => 0,
+        None => return &[],
+    };
     start(&tail[begin..])
 }
 

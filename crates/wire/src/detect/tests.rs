@@ -237,6 +237,13 @@ fn json_error() {
             r#"{"response_type": "ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN", "error_type": "RuntimeError", "error_details": "exit status 1: ", "retry_count": 1, "reflection_guidance": "The call to tool `run_shell` failed."}"#,
             r#"{"error_details":"Tool 'no_such_tool' not found.","error_type":"ValueError","reflection_guidance":"…"}"#,
             r#"{"errorType": "Timeout"}"#,
+            // Cline 3's batch tools, one item a file or a command; a batch
+            // with one failed item failed.
+            r#"[{"query":"/w/missing.txt","result":"","error":"Error reading file: ENOENT: no such file or directory, statx '/w/missing.txt'","success":false}]"#,
+            r#"[{"query":"echo first-ok","result":"first-ok\n","success":true},{"query":"ls missing-dir","result":"[Command exited with code 2]\n\n[stderr]\nls: cannot access 'missing-dir': No such file or directory\n","error":"Command exited with code 2","success":false}]"#,
+            "[ {'query': 'ls x', 'error': 'exit 2', 'ok': False} ]",
+            // Cut at the scan's end after the failed item.
+            r#"[{"query":"a","error":"boom","success":false},{"query":"b","res"#,
         ],
         &[
             r#"{"error": null, "result": 3}"#,
@@ -251,6 +258,19 @@ fn json_error() {
             r#"{"message": "this string has \"error\": true inside", "ok": true}"#,
             r#"{"truncated": "#,
             r#"[{"error": "arrays are not objects"}]"#,
+            // Batches whose items all succeeded, or that state no outcome.
+            r#"[{"query":"echo e2e-ok","result":"e2e-ok\n","success":true}]"#,
+            r#"[{"query":"/w/a.txt","result":"1 | hello","success":true},{"query":"/w/b.txt","result":"1 | x","success":true}]"#,
+            // A listing whose items do not all state an outcome is data.
+            r#"[{"job":"build","success":false,"error":"timeout"},{"job":"lint","conclusion":"skipped"}]"#,
+            r#"[{"job":"build","success":"no","error":"timeout"}]"#,
+            // `success: false` unexplained, an empty error, an item not an object.
+            r#"[{"query":"a","success":false}]"#,
+            r#"[{"query":"a","error":"  ","success":false}]"#,
+            r#"[{"query":"a","error":"x","success":false}, 3]"#,
+            r#"[{}]"#,
+            "[]",
+            r#"[{"query":"a","error":"x","success":false"#,
         ],
     );
 }
@@ -1345,4 +1365,57 @@ fn only_bounded_positions_are_read() {
     // A very long first line is cut, never scanned whole.
     let wide = format!("{}Error: far right", " x".repeat(50_000));
     assert_eq!(d.explain(&wide), None);
+}
+
+proptest! {
+    /// A batch's answer (an array of objects each stating `success`, in
+    /// any key order, their strings holding quotes, escapes and brackets)
+    /// failed exactly when an item is `false` beside a non-empty `error`;
+    /// the same items with one stating no outcome are data.
+    #[test]
+    fn a_batchs_outcomes(
+        items in proptest::collection::vec(
+            ("[ -~é\"\\\\\\[\\]{}\n]{0,24}", "[ -~é\"\\\\\\[\\]{}\n]{0,40}", any::<bool>(), any::<bool>()),
+            1..6,
+        ),
+        reversed in any::<bool>(),
+    ) {
+        let d = Detector::default();
+        let object = |(query, result, success, explained): &(String, String, bool, bool)| {
+            let mut fields = vec![
+                ("query", serde_json::json!(query)),
+                ("result", serde_json::json!(result)),
+                ("success", serde_json::json!(success)),
+            ];
+            if *explained {
+                fields.push(("error", serde_json::json!("Command exited with code 2")));
+            }
+            if reversed {
+                fields.reverse();
+            }
+            let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k:?}:{v}")).collect();
+            format!("{{{}}}", body.join(","))
+        };
+        let texts: Vec<String> = items.iter().map(object).collect();
+        let text = format!("[{}]", texts.join(","));
+        let failed = items.iter().any(|(_, _, success, explained)| !success && *explained);
+        prop_assert_eq!(d.explain(&text) == Some("json_error"), failed, "{:?} {:?}", d.explain(&text), text);
+        let listing = format!("[{},{{\"job\":\"lint\"}}]", texts.join(","));
+        prop_assert_ne!(d.explain(&listing), Some("json_error"), "{:?}", listing);
+    }
+}
+
+/// A last line longer than the trailer's window: the window's cut is no
+/// line's start, so a status phrase there is not the client's trailer
+/// (and a one-line JSON answer's text is not read from its middle).
+#[test]
+fn a_cut_is_no_lines_start() {
+    let d = Detector::default();
+    let phrase = "Command exited with code 2, ";
+    let rest = "y".repeat(super::TAIL_BYTES - phrase.len());
+    let long = format!("{}{phrase}{rest}", "x".repeat(100));
+    assert_eq!(d.explain(&long), None);
+    // The same phrase opening a whole last line is one.
+    let whole = format!("{}\n{phrase}{rest}", "x".repeat(100));
+    assert_eq!(d.explain(&whole), Some("exit_status"));
 }
