@@ -551,6 +551,66 @@ def qwen(tools, ws, key, version):
                   setup=qwen_settings)
 
 
+# === Cline ===
+
+# Its providers that take a base URL, each with a model: Chat Completions
+# (`openai-compatible`), Responses (`openai-native`) and Anthropic.
+CLINE_PROVIDERS = {"openai-compatible": ("gpt-5.5", "/v1"), "openai-native": ("gpt-5.5", "/v1"),
+                   "anthropic": ("claude-sonnet-4-5", "")}
+
+
+def cline_steps(ws, provider, sub):
+    # Its edit tool: `apply_patch` on OpenAI's APIs, `editor` on Anthropic.
+    if provider == "anthropic":
+        edit = Step("editor", {"path": f"{ws}/present.txt", "old_text": "absent text", "new_text": "x"}, True,
+                    r"no replacement|editor operation failed")
+    else:
+        patch = "*** Begin Patch\n*** Update File: present.txt\n@@\n-absent text\n+x\n*** End Patch"
+        edit = Step("apply_patch", {"input": patch}, True, r"could not be applied")
+    return [
+        # Its batch tools answer with an item per file or command.
+        Step("read_files", {"files": [{"path": f"{ws}/missing.txt"}]}, True, r"ENOENT|no such file"),
+        Step("run_commands", {"commands": ["ls missing-dir"]}, True, r"exited with code 2"),
+        Step("run_commands", {"commands": ["echo e2e-ok"]}, False, r"e2e-ok"),
+        # A batch with one failed command is a failed call.
+        Step("run_commands", {"commands": ["echo first-ok", "ls missing-dir"]}, True,
+             r"first-ok.*exited with code 2"),
+        edit,
+        # (Cline stops a run after three failed calls in a row.)
+        Step("run_commands", {"commands": ["echo between"]}, False, r"between"),
+        UNKNOWN,
+        Step("read_files", {"files": 42}, True, r"invalid input"),
+        Step("read_files", {"files": [{"path": f"{ws}/present.txt"}]}, False, r"hello e2e"),
+        # A subagent: a conversation of its own, answered as the call's result.
+        Step("spawn_agent", {"systemPrompt": "You check the workspace.", "task": f"Check it. [[e2e:{sub}]]"},
+             False, f"E2E-DONE {sub}"),
+    ]
+
+
+def cline(tools, ws, key, version):
+    bin_ = os.path.join(tools, "node_modules", ".bin", "cline")
+
+    def setup(home, gateway):
+        d = os.path.join(home, ".cline", "data", "settings")
+        os.makedirs(d)
+        providers = {p: {"settings": {"provider": p, "apiKey": key, "model": model, "baseUrl": gateway + path},
+                         "updatedAt": "2026-01-01T00:00:00.000Z", "tokenSource": "manual"}
+                     for p, (model, path) in CLINE_PROVIDERS.items()}
+        with open(os.path.join(d, "providers.json"), "w") as f:
+            json.dump({"version": 1, "lastUsedProvider": "openai-compatible", "modes": {}, "providers": providers}, f)
+
+    # Sessions run in the process (`local`): by default the first run starts
+    # a hub daemon that outlives it, and later runs join it.
+    env = {"CLINE_SESSION_BACKEND_MODE": "local"}
+    runs, scripts = [], {}
+    for p, (model, _) in CLINE_PROVIDERS.items():
+        main, sub = f"cline-{p}", f"cline-{p}-sub"
+        runs.append(Run(main, [bin_, "-P", p, "-m", model, f"Run the checks. [[e2e:{main}]]"], env))
+        scripts[main] = cline_steps(ws, p, sub)
+        scripts[sub] = [Step("run_commands", {"commands": ["cat missing.txt"]}, True, r"no such file")]
+    return Client("Cline", version, runs=runs, scripts=scripts, conversations=2 * len(CLINE_PROVIDERS), setup=setup)
+
+
 # === the SDKs, with tools defined in e2e/agents/ ===
 
 def sdk_steps(thrown=None):

@@ -62,7 +62,10 @@ pub fn env_lines_for(base: &str) -> String {
          export GOOGLE_GEMINI_BASE_URL='{base}'\n\
          # Qwen Code reads the three variables (its --auth-type picks the API);\n\
          # OpenCode reads ANTHROPIC_BASE_URL and OPENAI_BASE_URL, and for Gemini its opencode.json\n\
-         #   \"provider\": {{\"google\": {{\"options\": {{\"baseURL\": \"{base}/v1beta\"}}}}}}\n"
+         #   \"provider\": {{\"google\": {{\"options\": {{\"baseURL\": \"{base}/v1beta\"}}}}}}\n\
+         # Cline's CLI takes a base URL per provider:\n\
+         #   cline auth -p openai -k \"$OPENAI_API_KEY\" -m gpt-5.5 -b {base}/v1\n\
+         #   and in ~/.cline/data/settings/providers.json \"baseUrl\": {base}/v1 for `openai-native`, {base} for `anthropic`\n"
     )
 }
 
