@@ -175,9 +175,9 @@ struct Patterns {
     harness_refusal: Regex,
     /// A program's closing line saying it failed (`failure_summary`).
     failure_summary: Regex,
-    /// A Python exception's message as CPython words it, the whole text
-    /// (`failure_statement`; see [`python_message`]).
-    python_message: Regex,
+    /// A Python or JavaScript exception's message as CPython or V8 words
+    /// it, the whole text (`failure_statement`; see [`exception_message`]).
+    exception_message: Regex,
     /// `harness_refusal`'s phrases found anywhere in the first line.
     harness_refusal_inline: Regex,
     /// [`super::refusal::INLINE_GATE`]'s words, searched in one SIMD pass.
@@ -411,7 +411,7 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"(?:was\s+|has\s+been\s+)?exceeded",
             r")",
         )),
-        python_message: re(concat!(
+        exception_message: re(concat!(
             r"^(?:",
             // AttributeError
             r"(?:'[\w.]+'\s+object|type\s+object\s+'[\w.]+'|module\s+'[\w.]+')\s+has\s+no\s+attribute\s+'[^'\n]+'",
@@ -436,6 +436,20 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|(?:list|tuple|string|range\s+object|array)\s+index\s+out\s+of\s+range",
             r"|(?:pop\s+from\s+empty\s+list|pop\s+from\s+an\s+empty\s+(?:deque|set))",
             r"|no\s+module\s+named\s+'[\w.]+'",
+            // V8's (Node.js, Bun's JavaScriptCore words some alike): a
+            // TypeError, a ReferenceError, a RangeError, a SyntaxError of
+            // `JSON.parse`
+            r"|(?:\(intermediate\s+value\)|[\w$]+(?:\(\.\.\.\))?)(?:\.[\w$]+(?:\(\.\.\.\))?)*",
+            r"\s+is\s+not\s+(?:a\s+function|a\s+constructor|iterable|defined)",
+            r"|cannot\s+(?:read|set)\s+propert(?:y|ies)\s+of\s+(?:undefined|null)(?:\s+\((?:reading|setting)\s+'[^'\n]*'\))?",
+            r"|cannot\s+read\s+property\s+'[^'\n]+'\s+of\s+(?:undefined|null)",
+            r"|cannot\s+destructure\s+property\s+'[^'\n]+'\s+of\s+'[^'\n]+'\s+as\s+it\s+is\s+(?:undefined|null)\.?",
+            r"|assignment\s+to\s+constant\s+variable\.?",
+            r"|maximum\s+call\s+stack\s+size\s+exceeded",
+            r"|unexpected\s+end\s+of\s+json\s+input",
+            r"|unexpected\s+token\s+\S{1,20}\s+in\s+json\s+at\s+position\s+\d+",
+            r"|unexpected\s+token\s+'[^'\n]{1,10}',\s+.{1,100}\s+is\s+not\s+valid\s+json",
+            r"|invalid\s+array\s+length",
             r")$",
         )),
         harness_refusal: re(super::refusal::START),
@@ -570,7 +584,7 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
             && !commit_line(line)
             && p.failure_statement.is_match(line))
             || status_word(head)
-            || python_message(&p.python_message, content, head))
+            || exception_message(&p.exception_message, content, head))
     {
         return fail(NAMES[FAILURE_STATEMENT]);
     }
@@ -801,12 +815,15 @@ fn commit_line(line: &[u8]) -> bool {
 }
 
 /// The whole content is one line, a Python exception's message as CPython
-/// words it, without the exception's name: how a framework that hands the
-/// model `str(exception)` reports a tool's crash (LlamaIndex's agents:
+/// words it or a JavaScript one's as V8 does, without the exception's
+/// name: how a framework that hands the model `str(exception)` or
+/// `error.message` reports a tool's crash (LlamaIndex's agents:
 /// `'NoneType' object has no attribute 'value'`, `unsupported operand
 /// type(s) for /: 'PosixPath' and 'int'`, `name 'x' is not defined`,
-/// `list index out of range`). Not a line of a longer output.
-fn python_message(message: &Regex, content: &[u8], head: &[u8]) -> bool {
+/// `list index out of range`; the Continue CLI: `t.startsWith is not a
+/// function`, `Cannot read properties of undefined (reading 'length')`).
+/// Not a line of a longer output.
+fn exception_message(message: &Regex, content: &[u8], head: &[u8]) -> bool {
     let line = trim_end(head);
     content.len() <= LINE_BYTES && !line.contains(&b'\n') && message.is_match(line)
 }

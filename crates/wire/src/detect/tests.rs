@@ -385,6 +385,42 @@ fn failure_statement() {
 
 /// A Python exception's message alone, as a framework that answers with
 /// `str(exception)` reports a tool's crash (LlamaIndex's agents).
+/// A JavaScript exception's message alone, as V8 words it: the Continue
+/// CLI answers a tool that threw with `error.message`.
+#[test]
+fn a_javascript_exception_message_alone() {
+    check(
+        "failure_statement",
+        &[
+            "t.startsWith is not a function",
+            "args.files.map is not a function",
+            "(intermediate value).then is not a function",
+            "fetchJson(...).then is not a function",
+            "Client is not a constructor",
+            "entries is not iterable",
+            "config is not defined",
+            "Cannot read properties of undefined (reading 'length')",
+            "Cannot set properties of null (setting 'value')",
+            "Cannot read property 'x' of undefined",
+            "Cannot destructure property 'path' of 'args' as it is undefined.",
+            "Assignment to constant variable.",
+            "Maximum call stack size exceeded",
+            "Unexpected end of JSON input",
+            "Unexpected token } in JSON at position 14",
+            "Unexpected token 'o', \"not json\" is not valid JSON",
+            "Invalid array length",
+        ],
+        &[
+            "The parser is not a function of the input alone.",
+            // a line of a longer output
+            "entries is not iterable\nin the old parser; fixed since 2.1",
+            "This value is not defined in the spec",
+            "Note: Cannot read properties of undefined (reading 'x') was fixed in 2.1",
+            "is not a function",
+        ],
+    );
+}
+
 #[test]
 fn a_python_exception_message_alone() {
     check(

@@ -286,6 +286,8 @@ fn harness_refusals() {
         // Qwen Code
         "Tool \"list_directory\" is a built-in tool that is disabled by default because glob covers directory listing in most cases. Enable it with the tools.listDirectory.enabled setting. Use glob instead.",
         "File /w/present.txt has not been read in this session. Use the read_file tool first to load the current content (a partial read with offset / limit is fine — you only need to have seen the bytes you intend to edit) before editing it.",
+        // The Continue CLI
+        "You must use the Read tool to read /w/present.txt before editing it.",
         // A tool the harness does not have (the Vercel AI SDK, this
         // project's runtime, generic harnesses)
         "Model tried to call unavailable tool 'no_such_tool'. Available tools: read_file, run_shell.",
@@ -306,6 +308,8 @@ fn harness_refusals() {
         "Registered tools: read_file, run_shell",
         "File notes.md has not been read by anyone yet",
         "Tool support is disabled in safe mode; see the docs",
+        "You must read the contributing guide before opening a pull request.",
+        "You must use the Read tool to read files.",
     ] {
         assert_eq!(d.explain(text), None, "should not fire: {text:?}");
     }
