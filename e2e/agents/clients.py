@@ -611,6 +611,60 @@ def cline(tools, ws, key, version):
     return Client("Cline", version, runs=runs, scripts=scripts, conversations=2 * len(CLINE_PROVIDERS), setup=setup)
 
 
+# === the Continue CLI ===
+
+# Its models, each a config file of its own: the `openai` provider sends
+# Chat Completions for gpt-4.1 and Responses for gpt-5.5.
+CONTINUE_MODELS = {"openai-chat": ("openai", "gpt-4.1", "/v1"), "openai-responses": ("openai", "gpt-5.5", "/v1"),
+                   "anthropic": ("anthropic", "claude-sonnet-4-5", "/v1/")}
+
+
+def continue_steps(ws):
+    return [
+        Step("Read", {"filepath": f"{ws}/missing.txt"}, True, r"file does not exist"),
+        Step("Bash", {"command": "ls missing-dir"}, True, r"exit code 2"),
+        Step("Bash", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+        # It refuses to edit a file not read first.
+        Step("MultiEdit", {"file_path": f"{ws}/present.txt", "edits": [{"old_string": "absent text", "new_string": "x"}]},
+             True, r"must use the Read tool"),
+        UNKNOWN,
+        # A tool that threw is answered with the exception's message alone.
+        Step("Read", {"filepath": 42}, True, r"is not a function"),
+        Step("List", {"dirpath": f"{ws}/missing-dir"}, True, r"directory does not exist"),
+        Step("Bash", {"command": "cat missing.txt"}, True, r"no such file"),
+        Step("Read", {"filepath": f"{ws}/present.txt"}, False, r"hello e2e"),
+        Step("Write", {"filepath": f"{ws}/written.txt", "content": "new e2e"}, False, r"written|success|creat"),
+    ]
+
+
+def continue_cli(tools, ws, key, version):
+    bin_ = os.path.join(tools, "node_modules", ".bin", "cn")
+
+    # Beside the workspace, not in it.
+    folder = os.path.join(os.path.dirname(ws), "continue-config")
+    configs = {name: os.path.join(folder, f"{name}.yaml") for name in CONTINUE_MODELS}
+
+    def setup(home, gateway):
+        os.makedirs(folder)
+        for name, (provider, model, path) in CONTINUE_MODELS.items():
+            with open(configs[name], "w") as f:
+                f.write(f"name: e2e\nversion: 1.0.0\nschema: v1\nmodels:\n  - name: gateway\n"
+                        f"    provider: {provider}\n    model: {model}\n    apiKey: {key}\n"
+                        f"    apiBase: {gateway}{path}\n    roles: [chat]\n")
+
+    runs, scripts = [], {}
+    for name in CONTINUE_MODELS:
+        main, cont = f"continue-{name}", f"continue-{name}-cont"
+        common = [bin_, "-p", "--config", configs[name], "--auto"]
+        runs += [Run(main, common + [f"Run the checks. [[e2e:{main}]]"]),
+                 # `--resume`: the home's last session, its history resent.
+                 Run(cont, common + ["--resume", f"One more. [[e2e:{cont}]]"])]
+        scripts[main] = continue_steps(ws)
+        scripts[cont] = [Step("Bash", {"command": "echo again"}, False, r"again")]
+    return Client("Continue CLI", version, runs=runs, scripts=scripts, conversations=len(CONTINUE_MODELS),
+                  setup=setup)
+
+
 # === the SDKs, with tools defined in e2e/agents/ ===
 
 def sdk_steps(thrown=None):
