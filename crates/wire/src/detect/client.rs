@@ -11,6 +11,7 @@
 //! | Gemini CLI `run_shell_command` (before 0.27) | footer | `Error: (none)`, `Exit Code: N`, `Signal: (none)`, `Background PIDs: …`, `Process Group PGID: N` |
 //! | Gemini CLI `run_shell_command` (since 0.27) | footer | `Error: …`, `Exit Code: N` and `Signal: …` only when they apply, then `Background PIDs: …`, `Process Group PGID: N` |
 //! | OpenHands and others | last line | `[The command completed with exit code 1.]` |
+//! | GitHub Copilot CLI `bash` | last line | `<shellId: 0 completed with exit code 2>` after the output, also for 0 |
 //! | OpenCode `bash` | trailer | `<shell_metadata>` … `</shell_metadata>` after the output, with `shell tool terminated command after exceeding timeout N ms. …` (`bash tool …` before 1.x) or `User aborted the command`; the exit status goes to its UI only, so a command that ends by itself has no status here |
 //! | Cline `execute_command` | first line | `Command executed successfully (exit code 0).`, `Command failed with exit code N.`, `Command terminated by signal SIGKILL.`, then `Output:` (`src/integrations/terminal/CommandOrchestrator.ts`; `Command executed.` when the terminal gave no status) |
 //!
@@ -75,7 +76,13 @@ pub(super) fn header(prefix: &Regex, head: &[u8]) -> Option<Status> {
 /// (a last line `exit status 0` may be a step's, before the run's end).
 pub(super) fn trailer(prefix: &Regex, last: &[u8]) -> Option<Status> {
     match exit_status(prefix, last)? {
-        0 if last.starts_with(b"[The command completed with exit code") => Some(Status::Succeeded),
+        // OpenHands' and the GitHub Copilot CLI's trailers follow every
+        // command: 0 is the client's own word that it succeeded.
+        0 if last.starts_with(b"[The command completed with exit code")
+            || last.starts_with(b"<shellId: ") =>
+        {
+            Some(Status::Succeeded)
+        }
         0 => None,
         _ => Some(Status::Failed),
     }
@@ -217,7 +224,7 @@ pub(super) fn exit_status(prefix: &Regex, line: &[u8]) -> Option<i64> {
     let first = *line.first()?;
     if !matches!(
         first.to_ascii_lowercase(),
-        b'e' | b'r' | b'p' | b'c' | b's' | b't' | b'j' | b'[' | b'('
+        b'e' | b'r' | b'p' | b'c' | b's' | b't' | b'j' | b'[' | b'(' | b'<'
     ) {
         return None;
     }

@@ -13,6 +13,7 @@
 //! | blocked by the sandbox | `writing is blocked by read-only sandbox`, `sandbox denied: …` |
 //! | path outside the workspace | `Path not in workspace: …`, `File path must be within one of the workspace directories: …` |
 //! | cancelled by the user or a timeout | `[Operation Cancelled] Reason: User denied execution.`, `Command was automatically cancelled because it exceeded the timeout of 5.0 minutes` |
+//! | an edit's text not in the file | `No match found: old_str not found in /a/b.txt; no changes made; …` (the GitHub Copilot CLI) |
 //! | file changed since it was read | `File has been modified since read, either by the user or by a linter.`, `File has not been read yet. Read it first before writing to it.`, `File /a/b.txt has not been read in this session. Use the read_file tool first …` (Qwen Code), `You must use the Read tool to read /a/b.txt before editing it.` (the Continue CLI) |
 //! | a tool the harness has turned off | `Tool "list_directory" is a built-in tool that is disabled by default because glob covers directory listing in most cases.` (Qwen Code) |
 //! | a tool the harness does not have | `Model tried to call unavailable tool 'x'. Available tools: a, b.` (Vercel AI SDK), `Tool 'x' is not available.` (this project's runtime), `Unknown tool: x` |
@@ -40,6 +41,10 @@ pub(super) const START: &str = concat!(
     r"|(?:the\s+)?file(?:\s+\S+)?\s+has\s+(?:been\s+(?:modified|changed|updated)\s+since\s+(?:it\s+was\s+)?(?:last\s+)?read",
     r"|(?:unexpectedly\s+)?(?:been\s+)?(?:modified|changed)\s+since",
     r"|not\s+been\s+read\s+(?:yet|in\s+this\s+(?:session|conversation)))",
+    // No match found: old_str not found in /a/b; no changes made (the
+    // GitHub Copilot CLI's `edit`: a negation's opening, which
+    // failure_statement leaves alone)
+    r"|no\s+match\s+found:\s+(?:old_str|old_string|old_text)\s+(?:was\s+)?not\s+found\b",
     // You must use the Read tool to read /a/b.txt before editing it
     // (the Continue CLI)
     r"|you\s+must\s+(?:first\s+)?(?:use\s+the\s+[\w-]+\s+tool\s+to\s+)?read\s+\S[^\n]{0,300}?\s+before\s+",

@@ -227,6 +227,8 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|exited\s+with\s+(?:(?:exit|return)\s+)?(?:code|status)",
             // Cline's `Command executed successfully (exit code 0).`
             r"|command\s+executed\s+successfully\s+\(exit\s+code",
+            // the GitHub Copilot CLI's `<shellId: 0 completed with exit code 2>`
+            r"|<shellid:\s*[^\s>]{1,64}\s+completed\s+with\s+exit\s+code",
             r"|exit(?:ed)?[ _-]?(?:code|status)|return[ _-]?code|returncode",
             r")\s*[:=]?\s*",
         )),
@@ -266,8 +268,11 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|INPROGRESS|WOULDBLOCK|MSGSIZE|DQUOT|STALE))(?:\s*\(-?\d+\))?:\s",
             r"|\[?errno\s+-?\d+\]?",
             r"|(?:no\s+such\s+file(?:\s+or\s+directory)?",
-            r"|(?:file|path|directory|folder)\s+(?:does\s+not|doesn't)\s+exist",
-            r"|(?:file|path|directory|folder)\s+not\s+found",
+            // (the path named between: the GitHub Copilot CLI's `Path /a/b
+            // does not exist. Please provide a valid path.`)
+            r"|(?:file|path|directory|folder)",
+            r#"(?:\s+(?:"[^"\n]{1,300}"|'[^'\n]{1,300}'|`[^`\n]{1,300}`|[^\s"'`]{1,300}))?"#,
+            r"\s+(?:(?:does\s+not|doesn't)\s+exist|not\s+found|already\s+exists\b)",
             r"|permission\s+denied|operation\s+not\s+permitted|access\s+(?:is\s+)?denied",
             r"|is\s+a\s+directory|not\s+a\s+directory|read-only\s+file\s+system",
             r"|no\s+space\s+left\s+on\s+device|disk\s+quota\s+exceeded|too\s+many\s+open\s+files",
@@ -392,6 +397,9 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|expecting\s+(?:value|property\s+name\s+enclosed\s+in\s+double\s+quotes|'[,:]'\s+delimiter):\s+line\s+\d+\s+column\s+\d+\s+\(char\s+\d+\)$",
             r"|(?:cancell?ed|aborted|interrupted|denied|rejected|timed\s+out)\s*:",
             r"|unknown\s+(?:tool|command|function|action)\b|unknown\s+[\w-]+\s*:",
+            // an edit tool's text to replace, not in the file (behind the
+            // GitHub Copilot CLI's `No match found: `, harness_refusal's)
+            r"|(?:old_str|old_string|old_text|oldText|search\s+string)\s+(?:was\s+)?not\s+found\b",
             // The Codex CLI's answer to a call it cannot run.
             r"|unsupported\s+(?:[\w-]+\s+){0,2}(?:call|tool|function|command|payload)\b",
             // twine check's verdict on its first file (`… PASSED`, `…

@@ -169,6 +169,12 @@ fn os_error() {
             "[Errno 2] No such file or directory: 'config.yaml'",
             "No such file or directory",
             "File does not exist.",
+            // a path named between (the GitHub Copilot CLI's `view`)
+            "Path /w/missing.txt does not exist. Please provide a valid path.",
+            "File 'notes.md' not found",
+            "Directory \"my docs\" doesn't exist",
+            // a file a create would overwrite (the Copilot CLI's `create`)
+            "Path /w/present.txt already exists as a file. Use `view` to check contents then edit it.",
             "Permission denied (publickey).",
             "bash: tree: command not found",
             "zsh: command not found: tree",
@@ -181,6 +187,9 @@ fn os_error() {
             "ETA: 3 minutes",
             "docs/errno.md\nsrc/enoent.rs",
             "scripts/install.sh:12: echo \"command not found handler\"",
+            "Path handling: files that do not exist are skipped",
+            "File: src/main.rs\nnot found anywhere else",
+            "Files already existing are kept",
         ],
     );
 }

@@ -188,6 +188,41 @@ fn codex_and_claude_code_exit_status() {
     ]);
 }
 
+/// The GitHub Copilot CLI's `bash` ends its output with the shell's
+/// status, 0 included: the client's own word either way.
+#[test]
+fn copilot_cli_shell_trailer() {
+    verdicts(&[
+        (
+            "ls: cannot access 'missing-dir': No such file or directory\n<shellId: 0 completed with exit code 2>",
+            CLIENT_FAILURE,
+        ),
+        (
+            "cat: missing.txt: No such file or directory\n<shellId: 2 completed with exit code 1>",
+            CLIENT_FAILURE,
+        ),
+        (
+            "<shellId: build-7 completed with exit code 137>",
+            CLIENT_FAILURE,
+        ),
+        (
+            "e2e-ok\n<shellId: 1 completed with exit code 0>",
+            CLIENT_SUCCESS,
+        ),
+        // Output that reads like a failure, the shell's status 0.
+        (
+            "Error: printed by the script\n<shellId: 4 completed with exit code 0>\n",
+            CLIENT_SUCCESS,
+        ),
+    ]);
+    // The words inside a line of output are the program's.
+    let d = Detector::default();
+    assert_eq!(
+        d.explain("log: <shellId: 1 completed with exit code 2>"),
+        None
+    );
+}
+
 /// Cline's `execute_command` states the status on its first line, above
 /// `Output:` (cline/cline `src/integrations/terminal/CommandOrchestrator.ts`).
 /// A success vetoes the rules: `git log -1 --format=%s` printing a commit
@@ -288,6 +323,9 @@ fn harness_refusals() {
         "File /w/present.txt has not been read in this session. Use the read_file tool first to load the current content (a partial read with offset / limit is fine — you only need to have seen the bytes you intend to edit) before editing it.",
         // The Continue CLI
         "You must use the Read tool to read /w/present.txt before editing it.",
+        // The GitHub Copilot CLI's `edit`
+        "No match found: old_str not found in /w/present.txt; no changes made; you might want to try again with correct old_str",
+        "old_string was not found in the file",
         // A tool the harness does not have (the Vercel AI SDK, this
         // project's runtime, generic harnesses)
         "Model tried to call unavailable tool 'no_such_tool'. Available tools: read_file, run_shell.",
@@ -310,6 +348,8 @@ fn harness_refusals() {
         "Tool support is disabled in safe mode; see the docs",
         "You must read the contributing guide before opening a pull request.",
         "You must use the Read tool to read files.",
+        "No match found",
+        "old_str: the text to replace (not found errors are reported)",
     ] {
         assert_eq!(d.explain(text), None, "should not fire: {text:?}");
     }
