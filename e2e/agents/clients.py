@@ -665,6 +665,80 @@ def continue_cli(tools, ws, key, version):
                   setup=setup)
 
 
+# === the GitHub Copilot CLI ===
+
+# Its own model providers (BYOK: `COPILOT_PROVIDER_*`), each with the
+# model that picks its tools: gpt-5.5 on Responses edits with the
+# freeform `apply_patch`, gpt-4.1 and Claude with `edit` and `create`.
+COPILOT_MODES = {
+    "responses": ("gpt-5.5", {"COPILOT_PROVIDER_WIRE_API": "responses",
+                              "COPILOT_PROVIDER_BASE_URL": "{gateway}/v1"}),
+    "completions": ("gpt-4.1", {"COPILOT_PROVIDER_WIRE_API": "completions",
+                                "COPILOT_PROVIDER_BASE_URL": "{gateway}/v1"}),
+    "anthropic": ("claude-sonnet-4.5", {"COPILOT_PROVIDER_TYPE": "anthropic",
+                                        "COPILOT_PROVIDER_BASE_URL": "{gateway}"}),
+}
+
+
+def copilot_steps(ws, model, sub):
+    if model == "gpt-5.5":
+        patch = "*** Begin Patch\n*** Update File: present.txt\n@@\n-absent text\n+x\n*** End Patch\n"
+        edits = [Step("apply_patch", patch, True, r"failed to apply patch")]
+    else:
+        edits = [Step("edit", {"path": f"{ws}/present.txt", "old_str": "absent text", "new_str": "x"}, True,
+                      r"old_str not found"),
+                 Step("create", {"path": f"{ws}/present.txt", "file_text": "x"}, True, r"already exists")]
+    return [
+        Step("view", {"path": f"{ws}/missing.txt"}, True, r"does not exist"),
+        # Its shell's status follows the output: `<shellId: 0 completed with exit code 2>`.
+        Step("bash", {"command": "ls missing-dir", "description": "list"}, True, r"exit code 2"),
+        Step("bash", {"command": "echo e2e-ok", "description": "echo"}, False, r"e2e-ok"),
+        *edits,
+        UNKNOWN,
+        Step("view", {"path": 42}, True, r"expected string"),
+        Step("bash", {"command": "cat missing.txt", "description": "cat"}, True, r"no such file"),
+        Step("view", {"path": f"{ws}/present.txt"}, False, r"hello e2e"),
+        # A subagent: a conversation of its own, its final text the call's result.
+        Step("task", {"description": "check the workspace", "prompt": f"Check it. [[e2e:{sub}]]",
+                      "agent_type": "task", "name": "checker"}, False, f"E2E-DONE {sub}"),
+    ]
+
+
+def copilot_run(tools, key, model, provider_env, script, *more):
+    bin_ = os.path.join(tools, "node_modules", ".bin", "copilot")
+    # Offline: no GitHub sign-in, telemetry or update, only the provider.
+    env = {"COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false", "COPILOT_PROVIDER_API_KEY": key,
+           "COPILOT_MODEL": model, **provider_env}
+    return Run(script, [bin_, "--yolo", *more, "-p", f"Run the checks. [[e2e:{script}]]"], env)
+
+
+def copilot(tools, ws, key, version):
+    runs, scripts = [], {}
+    for mode, (model, provider_env) in COPILOT_MODES.items():
+        main, sub, cont = f"copilot-{mode}", f"copilot-{mode}-sub", f"copilot-{mode}-cont"
+        runs += [copilot_run(tools, key, model, provider_env, main),
+                 # `--continue`: the most recent session, its history resent.
+                 copilot_run(tools, key, model, provider_env, cont, "--continue")]
+        scripts[main] = copilot_steps(ws, model, sub)
+        scripts[sub] = [Step("bash", {"command": "cat missing.txt", "description": "cat"}, True, r"no such file")]
+        scripts[cont] = [Step("bash", {"command": "echo again", "description": "echo"}, False, r"again")]
+    # Each run's conversation and its subagent's.
+    return Client("GitHub Copilot CLI", version, runs=runs, scripts=scripts, conversations=2 * len(COPILOT_MODES))
+
+
+def copilot_ws(tools, ws, key, version):
+    """Responses over a WebSocket (`COPILOT_PROVIDER_TRANSPORT=websockets`):
+    every turn a message on `/v1/responses`, none POSTed."""
+    model, provider_env = COPILOT_MODES["responses"]
+    provider_env = {**provider_env, "COPILOT_PROVIDER_TRANSPORT": "websockets"}
+    run = copilot_run(tools, key, model, provider_env, "copilot-ws")
+    return Client("GitHub Copilot CLI (WebSocket)", version, runs=[run],
+                  scripts={"copilot-ws": copilot_steps(ws, model, "copilot-ws-sub"),
+                           "copilot-ws-sub": [Step("bash", {"command": "cat missing.txt", "description": "cat"},
+                                                   True, r"no such file")]},
+                  conversations=2, websocket=True)
+
+
 # === the SDKs, with tools defined in e2e/agents/ ===
 
 def sdk_steps(thrown=None):

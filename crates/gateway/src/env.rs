@@ -65,7 +65,10 @@ pub fn env_lines_for(base: &str) -> String {
          #   \"provider\": {{\"google\": {{\"options\": {{\"baseURL\": \"{base}/v1beta\"}}}}}}\n\
          # Cline's CLI takes a base URL per provider:\n\
          #   cline auth -p openai -k \"$OPENAI_API_KEY\" -m gpt-5.5 -b {base}/v1\n\
-         #   and in ~/.cline/data/settings/providers.json \"baseUrl\": {base}/v1 for `openai-native`, {base} for `anthropic`\n"
+         #   and in ~/.cline/data/settings/providers.json \"baseUrl\": {base}/v1 for `openai-native`, {base} for `anthropic`\n\
+         # GitHub Copilot CLI with a provider of your own (no GitHub sign-in with COPILOT_OFFLINE=true):\n\
+         #   COPILOT_PROVIDER_BASE_URL={base}/v1 COPILOT_PROVIDER_API_KEY=\"$OPENAI_API_KEY\" COPILOT_PROVIDER_WIRE_API=responses copilot ...\n\
+         #   (COPILOT_PROVIDER_TYPE=anthropic with COPILOT_PROVIDER_BASE_URL={base}; COPILOT_PROVIDER_TRANSPORT=websockets for WebSocket mode)\n"
     )
 }
 
