@@ -7,6 +7,8 @@
 //! [`JSON_SCAN_BYTES`](super::JSON_SCAN_BYTES), and treats anything that is
 //! not well-formed as "no verdict" (never an error, never a panic).
 
+use std::ops::ControlFlow;
+
 use memchr::memchr2;
 
 /// How deep the walker looks for exit-code keys (`{"metadata": {"exit_code": 1}}`).
@@ -92,29 +94,47 @@ impl<'a> Walker<'a> {
     /// Walk an object at `depth` (1 = top level). `Some(true)` as soon as a
     /// failing key is seen; `None` when the input ends or is malformed.
     fn object(&mut self, depth: usize) -> Option<bool> {
+        let mut envelope = Envelope::default();
+        let failed = self.members(depth, |key, value| {
+            if key_reports_failure(key, &value, depth) {
+                return ControlFlow::Break(());
+            }
+            envelope.add(key, &value);
+            ControlFlow::Continue(())
+        })?;
+        Some(failed || (depth == 1 && envelope.failed()))
+    }
+
+    /// Walk an object's members (its `{` next), giving `visit` each key and
+    /// its value read at `depth`. `Some(true)` when `visit` stopped the
+    /// walk, `Some(false)` at the object's end; `None` when the input ends
+    /// or is malformed.
+    fn members(
+        &mut self,
+        depth: usize,
+        mut visit: impl FnMut(&'a [u8], Value<'a>) -> ControlFlow<()>,
+    ) -> Option<bool> {
         self.eat(b'{')?;
         self.ws();
         if self.peek()? == b'}' {
             self.i += 1;
             return Some(false);
         }
-        let mut envelope = Envelope::default();
         loop {
             self.ws();
             let key = self.string()?;
             self.eat(b':')?;
             self.ws();
             let value = self.value(depth, key)?;
-            if key_reports_failure(key, &value, depth) {
+            if visit(key, value).is_break() {
                 return Some(true);
             }
-            envelope.add(key, &value);
             self.ws();
             match self.peek()? {
                 b',' => self.i += 1,
                 b'}' => {
                     self.i += 1;
-                    return Some(depth == 1 && envelope.failed());
+                    return Some(false);
                 }
                 _ => return None,
             }
@@ -146,56 +166,38 @@ impl<'a> Walker<'a> {
     /// `succeeded`) is a boolean, failed when it is `false` beside a
     /// non-empty explanation.
     fn outcome(&mut self) -> Option<Outcome> {
+        const FLAGS: &[&[u8]] = &[b"success", b"ok", b"succeeded"];
+        const EXPLANATIONS: &[&[u8]] = &[
+            b"error",
+            b"error_message",
+            b"errorMessage",
+            b"message",
+            b"reason",
+        ];
         if self.peek()? != b'{' {
             return Some(Outcome::Other);
         }
-        self.i += 1;
         let is = |key: &[u8], names: &[&[u8]]| names.iter().any(|n| key.eq_ignore_ascii_case(n));
         let (mut flag, mut explained) = (None, false);
-        self.ws();
-        if self.peek()? == b'}' {
-            self.i += 1;
-            return Some(Outcome::Other);
-        }
-        loop {
-            self.ws();
-            let key = self.string()?;
-            self.eat(b':')?;
-            self.ws();
-            // Below the top level: no `metadata` walk.
-            let value = self.value(EXIT_CODE_DEPTH, key)?;
-            if is(key, &[b"success", b"ok", b"succeeded"]) {
+        // Below the top level: no `metadata` walk.
+        let not_a_flag = self.members(EXIT_CODE_DEPTH, |key, value| {
+            if is(key, FLAGS) {
                 flag = match value {
                     Value::True => Some(true),
                     Value::False => Some(false),
-                    _ => return Some(Outcome::Other),
+                    _ => return ControlFlow::Break(()),
                 };
-            } else if is(
-                key,
-                &[
-                    b"error",
-                    b"error_message",
-                    b"errorMessage",
-                    b"message",
-                    b"reason",
-                ],
-            ) {
+            } else if is(key, EXPLANATIONS) {
                 explained |= matches!(value, Value::Str(s) if !trim(s).is_empty());
             }
-            self.ws();
-            match self.peek()? {
-                b',' => self.i += 1,
-                b'}' => {
-                    self.i += 1;
-                    return Some(match flag {
-                        None => Outcome::Other,
-                        Some(false) if explained => Outcome::Failed,
-                        Some(_) => Outcome::NoFailure,
-                    });
-                }
-                _ => return None,
-            }
-        }
+            ControlFlow::Continue(())
+        })?;
+        Some(match flag {
+            _ if not_a_flag => Outcome::Other,
+            None => Outcome::Other,
+            Some(false) if explained => Outcome::Failed,
+            Some(_) => Outcome::NoFailure,
+        })
     }
 
     /// A string's raw bytes between the quotes (escapes left as they are).
