@@ -43,16 +43,20 @@ done
 # seed_frames.py (Bedrock event-stream frames, HTTP/1.1 requests and
 # responses, WebSocket messages, voice messages, cloud paths).
 python3 seed_frames.py "$CORPUS"
-# redact: tool results' contents as they are (when the recorded corpus has
-# them), and a few texts of the patterns.
-mkdir -p corpus/redact
+# redact and detect: tool results' contents as they are (when the recorded
+# corpus has them), and a few texts of the patterns.
+mkdir -p corpus/redact corpus/detect
 if [ -f "$CORPUS/tool_results.jsonl" ]; then
     python3 -c 'import sys, json
 for i, line in enumerate(open(sys.argv[1], encoding="utf-8")):
-    if i >= 400: break
     c = json.loads(line).get("content")
     if isinstance(c, str) and c:
-        open("corpus/redact/result%03d" % i, "w", encoding="utf-8").write(c)' "$CORPUS/tool_results.jsonl"
+        if i < 400:
+            open("corpus/redact/result%03d" % i, "w", encoding="utf-8").write(c)
+        open("corpus/detect/result%04d" % i, "w", encoding="utf-8").write(c)' "$CORPUS/tool_results.jsonl"
 fi
+printf '[{"query":"ls x","result":"","error":"Command exited with code 2","success":false}]' > corpus/detect/seed-batch
+printf 'cat: x: No such file or directory\n<shellId: 0 completed with exit code 1>' > corpus/detect/seed-trailer
+printf "Cannot read properties of undefined (reading 'length')" > corpus/detect/seed-js
 printf '404 not found: 请访问https://admin:pw@h.example/x?key=1\nX-Api-Key: a b\n' > corpus/redact/seed-url
 printf 'SLACK=hooks.slack.com/services/T1/B2/x --password "a b" Bearer ghx_0123456789' > corpus/redact/seed-flags
