@@ -223,6 +223,20 @@ pub fn is_fingerprint_session(session_id: &str) -> bool {
     session_id.starts_with(FINGERPRINT_SESSION_PREFIX)
 }
 
+/// A 64-bit fingerprint (a model turn's calls, a conversation's first
+/// turn) as the store keeps it, in a `BIGINT` column: the same bits read
+/// as an `i64`, so equal fingerprints stay equal and none is lost.
+///
+/// ```
+/// use toolwarden_store::stored_fingerprint;
+/// assert_eq!(stored_fingerprint(7), 7);
+/// assert_eq!(stored_fingerprint(u64::MAX), -1);
+/// assert_eq!(stored_fingerprint(1 << 63) as u64, 1 << 63);
+/// ```
+pub fn stored_fingerprint(fingerprint: u64) -> i64 {
+    i64::from_ne_bytes(fingerprint.to_ne_bytes())
+}
+
 /// A call's place in a model turn: the turn's fingerprint and the call's
 /// position among its calls (a recorded call's `call_index`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -94,7 +94,7 @@ pub use bulk::is_unique_call_id;
 pub use error::{StoreError, StoreErrorKind, redact_url};
 pub use event::{
     Event, FINGERPRINT_SESSION_PREFIX, RequestRecord, ToolCallRecord, ToolResultRecord, TurnRef,
-    is_fingerprint_session,
+    is_fingerprint_session, stored_fingerprint,
 };
 pub use jsonl::{JsonlClaim, JsonlLog};
 pub use migrate::SCHEMA_VERSION;

@@ -41,8 +41,8 @@ pub(super) fn record(
         .calls
         .iter()
         .map(|c| (c.name.as_str(), c.arguments.as_str()));
-    let turn = Some(i64::from_ne_bytes(
-        toolwarden_wire::turn::fingerprint(calls).to_ne_bytes(),
+    let turn = Some(toolwarden_store::stored_fingerprint(
+        toolwarden_wire::turn::fingerprint(calls),
     ));
     let session = &info.session.id;
     // Only a Responses request (continuing a `previous_response_id`) or an

@@ -228,7 +228,7 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         record.answers = match result.named_turn() {
             // A call read from its error (smolagents): a turn of its own.
             Some(fingerprint) => Some(TurnRef {
-                turn: i64::from_ne_bytes(fingerprint.to_ne_bytes()),
+                turn: toolwarden_store::stored_fingerprint(fingerprint),
                 call_index: 0,
             }),
             None => {
@@ -239,7 +239,9 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         record.latest_of_its_id = latest;
         // A fork of the conversation under a new session id keeps its
         // first turn: the store finds a resent answer in the parent by it.
-        record.first_turn = view.first_turn_hash.map(|h| h as i64);
+        record.first_turn = view
+            .first_turn_hash
+            .map(toolwarden_store::stored_fingerprint);
         // Queued, or folded into the recorder's per-tool counts (issue 14):
         // either way it is counted, and must not be counted again when the
         // history is resent. A result whose call was folded is folded too
@@ -347,7 +349,7 @@ fn answers(
         turn.position_of_name(tool, same_tool?)
     })?;
     Some(TurnRef {
-        turn: i64::from_ne_bytes(turn.fingerprint.to_ne_bytes()),
+        turn: toolwarden_store::stored_fingerprint(turn.fingerprint),
         call_index,
     })
 }

@@ -385,8 +385,9 @@ async fn the_first_choice_of_a_stream_is_recorded_whole_with_one_turn() {
         })
         .collect();
     assert_eq!(got, want, "{calls:?}");
-    let turn = toolwarden_wire::turn::fingerprint(whole.iter().copied());
-    let turn = i64::from_ne_bytes(turn.to_ne_bytes());
+    let turn = toolwarden_store::stored_fingerprint(toolwarden_wire::turn::fingerprint(
+        whole.iter().copied(),
+    ));
     for c in &calls {
         assert_eq!(c["turn"].as_i64(), Some(turn), "one turn: {calls:?}");
     }
@@ -484,8 +485,9 @@ async fn every_candidate_of_a_gemini_stream_is_recorded_whole_with_one_turn() {
         .map(|(k, (name, args))| (name.to_string(), k as u64, args.len() as u64))
         .collect();
     assert_eq!(got, want, "{calls:?}");
-    let turn = toolwarden_wire::turn::fingerprint(whole.iter().copied());
-    let turn = i64::from_ne_bytes(turn.to_ne_bytes());
+    let turn = toolwarden_store::stored_fingerprint(toolwarden_wire::turn::fingerprint(
+        whole.iter().copied(),
+    ));
     for c in &calls {
         assert_eq!(c["turn"].as_i64(), Some(turn), "one turn: {calls:?}");
     }
