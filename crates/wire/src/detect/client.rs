@@ -13,6 +13,7 @@
 //! | OpenHands and others | last line | `[The command completed with exit code 1.]` |
 //! | GitHub Copilot CLI `bash` | last line | `<shellId: 0 completed with exit code 2>` after the output, also for 0 |
 //! | OpenCode `bash` | trailer | `<shell_metadata>` … `</shell_metadata>` after the output, with `shell tool terminated command after exceeding timeout N ms. …` (`bash tool …` before 1.x) or `User aborted the command`; the exit status goes to its UI only, so a command that ends by itself has no status here |
+//! | pi (`@mariozechner/pi-coding-agent`) `bash` | last line | the output, a blank line, then `Command exited with code N`, `Command timed out after N seconds` or `Command aborted` (`core/tools/bash.ts`'s `appendStatus`; nothing when the command succeeded) |
 //! | Cline `execute_command` | first line | `Command executed successfully (exit code 0).`, `Command failed with exit code N.`, `Command terminated by signal SIGKILL.`, then `Output:` (`src/integrations/terminal/CommandOrchestrator.ts`; `Command executed.` when the terminal gave no status) |
 //!
 //! Exit codes of any size or sign count: Windows status codes such as
@@ -86,6 +87,18 @@ pub(super) fn trailer(prefix: &Regex, last: &[u8]) -> Option<Status> {
         0 => None,
         _ => Some(Status::Failed),
     }
+}
+
+/// A last line below the output saying the harness ended the command (pi's
+/// `Command timed out after 5 seconds`, `Command aborted`): a failure.
+/// `ended` is the rule's anchored pattern; a one-line result is left to
+/// the line rules, which read it as the whole answer.
+pub(super) fn ended(ended: &Regex, content: &[u8], last: &[u8]) -> Option<Status> {
+    if last.is_empty() || !ended.is_match(last) {
+        return None;
+    }
+    let body = super::rules::trim_end(super::rules::start(content));
+    memchr::memchr(b'\n', body).map(|_| Status::Failed)
 }
 
 /// OpenCode's `<shell_metadata>` trailer at the end of `tail`: a failure

@@ -166,6 +166,8 @@ struct Patterns {
     error_tag: Regex,
     /// Matches up to (not including) the status number.
     exit_status: Regex,
+    /// A last line saying the harness ended the command ([`client::ended`]).
+    ended: Regex,
     user_denied: Regex,
     crash_trace: Regex,
     os_error: Regex,
@@ -231,6 +233,12 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|<shellid:\s*[^\s>]{1,64}\s+completed\s+with\s+exit\s+code",
             r"|exit(?:ed)?[ _-]?(?:code|status)|return[ _-]?code|returncode",
             r")\s*[:=]?\s*",
+        )),
+        // pi's `Command timed out after 5 seconds`, `Command aborted`.
+        ended: re(concat!(
+            r"^(?:the\s+)?(?:command|process|script|program)\s+(?:was\s+|has\s+been\s+)?",
+            r"(?:timed\s+out|aborted|killed|terminated|cancell?ed|interrupted)",
+            r"(?:\s+(?:after|by)\s[^\n]{1,80})?\.?$",
         )),
         user_denied: re(concat!(
             r"^\[?(?:",
@@ -314,7 +322,8 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             // `Failure:` as a label, not the bare word: a looked-up state
             // (`failure`, a run's conclusion) is not a report
             r"|\[?failure\]?(?:\[[^\]\n]*\])?\s*(?::(?:\s|$|\\[nrt])|!|\s-\s)",
-            r"|\[(?:error|err|fatal|failure|failed|exception)\]",
+            // (`[tool error] …`: pi's prefix on a failed call's text for Mistral)
+            r"|\[(?:tool\s+)?(?:error|err|fatal|failure|failed|exception)\]",
             // ValueError: / ToolException: / McpError: / requests.exceptions.HTTPError:
             r"|(?-i:[A-Za-z_][\w.$]*(?:Error|Exception|Fault|Failure))(?:\s*\[[^\]\n]*\]|\s*\([^)\n]*\))?:\s",
             // Error executing tool X / Exception while …
@@ -407,7 +416,16 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             // due to warnings`)
             r"|checking\s+\S+:\s+failed(?:\s+due\s+to\s+warnings)?$",
             r"|no\s+such\s+[a-z]+\b",
-            r#"|(?:(?:[a-z'`][^\s]*|"[^"\s]*")\s+){1,3}(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|is\s+not\s+available)\b"#,
+            // (a word in brackets among them: pi's `ripgrep (rg) is not
+            // available and could not be downloaded`)
+            r#"|(?:(?:[a-z'`][^\s]*|"[^"\s]*"|\([^)\s]+\))\s+){1,3}(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|is\s+not\s+available)\b"#,
+            // a call's input refused as a whole (pi's `Edit tool input is
+            // invalid. edits must contain at least one replacement.`)
+            r"|(?:[\w-]+\s+){0,2}(?:input|arguments?|parameters?|params)\s+(?:is|are)\s+invalid\b",
+            // a read past the file's end (pi's `Offset 99 is beyond end of
+            // file (1 lines total)`, `Line 9 is out of range`)
+            r"|(?:offset|line(?:\s+number)?|start(?:_line)?|index|position)\s+-?\d+\s+is\s+",
+            r"(?:(?:beyond|past|after)\s+(?:the\s+)?end\s+of\b|out\s+of\s+(?:range|bounds)\b)",
             // a JSON-schema validator's complaint about the call's arguments
             // (Ajv's `instancePath must …`: `params/file_path must be string`)
             r"|(?:params|data|args|arguments|input)(?:/[^\s]*\s+must\s+(?:be|have|match|not|equal|pass|contain)\b",
@@ -543,7 +561,11 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
         let tail = &content[content.len().saturating_sub(TAIL_BYTES)..];
         let status = client::header(&p.exit_status, head)
             .or_else(|| client::gemini_footer(tail))
-            .or_else(|| client::trailer(&p.exit_status, last_line(content, TAIL_BYTES)))
+            .or_else(|| {
+                let last = last_line(content, TAIL_BYTES);
+                client::trailer(&p.exit_status, last)
+                    .or_else(|| client::ended(&p.ended, content, last))
+            })
             .or_else(|| client::opencode_metadata(tail));
         match status {
             Some(client::Status::Succeeded) => return Finding::ClientSuccess,

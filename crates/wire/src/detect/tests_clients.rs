@@ -480,3 +480,107 @@ fn opencode_shell_metadata() {
         ),
     ]);
 }
+
+/// pi (`@mariozechner/pi-coding-agent` 0.73, the harness of OpenClaw): a
+/// tool that throws is answered with the error's message alone, flagged
+/// only on Anthropic, Gemini and Bedrock; its `bash` appends the status
+/// after a blank line (`core/tools/bash.ts`, `edit-diff.ts`, `read.ts`).
+#[test]
+fn pi_results() {
+    verdicts(&[
+        (
+            "ls: cannot access 'missing-dir': No such file or directory\n\nCommand exited with code 2",
+            CLIENT_FAILURE,
+        ),
+        (
+            "partial output\n\nCommand timed out after 1 seconds",
+            CLIENT_FAILURE,
+        ),
+        ("step 1\nstep 2\n\nCommand aborted", CLIENT_FAILURE),
+        (
+            "building\nThe process was killed by the harness.",
+            CLIENT_FAILURE,
+        ),
+    ]);
+    let d = Detector::default();
+    for (text, rule) in [
+        (
+            "Could not find the exact text in /w/present.txt. The old text must match exactly including all whitespace and newlines.",
+            "failure_statement",
+        ),
+        (
+            "Found 2 occurrences of the text in /w/a.txt. The text must be unique. Please provide more context to make it unique.",
+            "harness_refusal",
+        ),
+        (
+            "Found 3 occurrences of edits[1] in /w/a.txt. Each oldText must be unique. Please provide more context to make it unique.",
+            "harness_refusal",
+        ),
+        (
+            "No changes made to /w/a.txt. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected.",
+            "harness_refusal",
+        ),
+        ("oldText must not be empty in /w/a.txt.", "harness_refusal"),
+        (
+            "edits[2].oldText must not be empty in /w/a.txt.",
+            "harness_refusal",
+        ),
+        (
+            "edits[0] and edits[1] overlap in /w/a.txt. Merge them into one edit or target disjoint regions.",
+            "harness_refusal",
+        ),
+        (
+            "Edit tool input is invalid. edits must contain at least one replacement.",
+            "failure_statement",
+        ),
+        (
+            "Offset 99 is beyond end of file (1 lines total)",
+            "failure_statement",
+        ),
+        ("Path not found: /w/missing-dir", "os_error"),
+        (
+            "ripgrep (rg) is not available and could not be downloaded",
+            "failure_statement",
+        ),
+        ("[tool error] (no tool output)", "error_label"),
+        // the same kinds in other clients' words
+        (
+            "Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true.",
+            "harness_refusal",
+        ),
+        (
+            "No changes to make: old_string and new_string are exactly the same.",
+            "harness_refusal",
+        ),
+        (
+            "Found multiple matches for oldString. Provide more surrounding lines in oldString to identify the correct match.",
+            "harness_refusal",
+        ),
+        (
+            "oldString and newString must be different",
+            "harness_refusal",
+        ),
+        (
+            "Line 40 is out of range (file has 3 lines)",
+            "failure_statement",
+        ),
+    ] {
+        assert_eq!(d.explain(text), Some(rule), "{text:?}");
+    }
+    for text in [
+        // a search's answer, a formatter's, a no-op settings change
+        "Found 3 matches for 'TODO' in 2 files:\nsrc/a.rs:1: // TODO",
+        "Found 2 occurrences of the word in README.md",
+        "No changes made.",
+        "No changes made to the configuration; it is up to date.",
+        "The text must be unique per page (see SEO.md)",
+        // a status phrase inside the output, not its own last line
+        "retrying\nCommand timed out after 1 seconds is the error we log\ndone",
+        "the job ran\nCommand aborted by design? no: finished\nall good",
+        // one line: the line rules read it (a harness's refusal)
+        "Line 4 is the start of the function",
+        "Input validation is documented in docs/validation.md",
+    ] {
+        assert_eq!(d.explain(text), None, "should not fire: {text:?}");
+    }
+}
