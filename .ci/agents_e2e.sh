@@ -27,6 +27,7 @@ QWEN_CODE=${TOOLWARDEN_E2E_QWEN_CODE:-0.24.4}
 CLINE=${TOOLWARDEN_E2E_CLINE:-3.0.65}
 CONTINUE_CLI=${TOOLWARDEN_E2E_CONTINUE_CLI:-1.5.47}
 COPILOT=${TOOLWARDEN_E2E_COPILOT:-1.0.102}
+PI=${TOOLWARDEN_E2E_PI:-0.73.1}
 # The Vercel AI SDK twice: 7 (`ai`) on a Node.js 22 of its own, as it
 # declares `engines: node >= 22`; and 6 (`ai6`), still in use, on the
 # machine's Node.js.
@@ -102,7 +103,7 @@ SDK_AGENTS=${TOOLWARDEN_E2E_SDK_AGENTS:-0.20.0}
 npm_pkgs=(
   "@anthropic-ai/claude-code@$CLAUDE_CODE" "@google/gemini-cli@$GEMINI_CLI" "@openai/codex@$CODEX"
   "opencode-ai@$OPENCODE" "@qwen-code/qwen-code@$QWEN_CODE" "cline@$CLINE"
-  "@continuedev/cli@$CONTINUE_CLI" "@github/copilot@$COPILOT"
+  "@continuedev/cli@$CONTINUE_CLI" "@github/copilot@$COPILOT" "@mariozechner/pi-coding-agent@$PI"
   "ai@$AI6" "@ai-sdk/anthropic@$AI6_ANTHROPIC" "@ai-sdk/openai@$AI6_OPENAI" "@ai-sdk/google@$AI6_GOOGLE"
 )
 ai_pkgs=("ai@$AI" "@ai-sdk/anthropic@$AI_ANTHROPIC" "@ai-sdk/openai@$AI_OPENAI" "@ai-sdk/google@$AI_GOOGLE")
@@ -167,7 +168,7 @@ pip_bg autogen "$autogen_venv" "autogen-agentchat==$AUTOGEN" "autogen-ext[openai
 # --- npm clients: installed when the versions differ from what is cached
 npm_dir="$cache/npm"
 ci_npm "$npm_dir" "${npm_pkgs[@]}"
-for b in claude gemini codex opencode qwen cline cn copilot; do
+for b in claude gemini codex opencode qwen cline cn copilot pi; do
   [ -x "$npm_dir/node_modules/.bin/$b" ] || { echo "agents-e2e: $b is missing after npm install"; exit 1; }
 done
 
@@ -192,8 +193,8 @@ ci_build
 ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on Node.js %s'
 sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
 langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s, langchain-aws %s, boto3 %s'
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s"}' \
-  "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$QWEN_CODE" "$CLINE" "$CONTINUE_CLI" "$COPILOT" \
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s"}' \
+  "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$QWEN_CODE" "$CLINE" "$CONTINUE_CLI" "$COPILOT" "$PI" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
   "$SDK_OPENAI" "$SDK_ANTHROPIC" "$SDK_WS" "$SDK_AGENTS" "$NODE" "$OPENAI_AGENTS" "$PYDANTIC_AI" "$BOTO3" \

@@ -739,6 +739,97 @@ def copilot_ws(tools, ws, key, version):
                   conversations=2, websocket=True)
 
 
+# === pi (`@mariozechner/pi-coding-agent`) ===
+
+# Its built-in providers at the gateway by `baseUrl` alone in its
+# `models.json` (their models and API keys kept: OpenAI's models on
+# Responses), and a provider of its own for Chat Completions, as for an
+# OpenAI-compatible server. Name: (api, model, path, provider's own).
+PI_PROVIDERS = {"openai": ("openai-responses", "gpt-5.5", "/v1", False),
+                "anthropic": ("anthropic-messages", "claude-sonnet-4-5", "", False),
+                "google": ("google-generative-ai", "gemini-2.5-pro", "/v1beta", False),
+                "gw-chat": ("openai-completions", "gpt-4.1", "/v1", True)}
+
+
+def pi_steps(ws, api):
+    # The Gemini API's calls here carry no ids, and pi's unknown-tool answer
+    # is named by the call: a call is known by its name there (README,
+    # "Gemini calls without ids").
+    unknown = [UNKNOWN] if api != "google-generative-ai" else []
+    return [
+        Step("read", {"path": f"{ws}/missing.txt"}, True, r"ENOENT|no such file"),
+        # Its bash appends the status to the output.
+        Step("bash", {"command": "ls missing-dir"}, True, r"exited with code 2"),
+        Step("bash", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+        Step("edit", {"path": f"{ws}/present.txt", "edits": [{"oldText": "absent text", "newText": "x"}]}, True,
+             r"could not find the exact text"),
+        *unknown,
+        # (a number it would take as the path "42")
+        Step("read", {"path": {"not": "a path"}}, True, r"validation failed"),
+        Step("ls", {"path": f"{ws}/missing-dir"}, True, r"path not found"),
+        # Its edits refused before any is made.
+        Step("edit", {"path": f"{ws}/present.txt", "edits": [{"oldText": "hello", "newText": "hello"}]}, True,
+             r"identical content"),
+        Step("edit", {"path": f"{ws}/present.txt", "edits": []}, True, r"input is invalid"),
+        # Its bash's own timeout.
+        Step("bash", {"command": "echo started; sleep 5", "timeout": 1}, True, r"started.*timed out after 1 second"),
+        Step("read", {"path": f"{ws}/present.txt", "offset": 99}, True, r"beyond end of file"),
+        Step("bash", {"command": "cat missing.txt"}, True, r"no such file"),
+        Step("read", {"path": f"{ws}/present.txt"}, False, r"hello e2e"),
+        Step("write", {"path": f"{ws}/written.txt", "content": "new e2e"}, False, r"wrote|written|success"),
+    ]
+
+
+def pi(tools, ws, key, version):
+    bin_ = os.path.join(tools, "node_modules", ".bin", "pi")
+
+    def setup(home, gateway):
+        d = os.path.join(home, ".pi", "agent")
+        os.makedirs(d)
+        providers = {name: {"baseUrl": gateway + path, **({"api": api, "apiKey": key, "models": [{"id": model}]}
+                                                          if own else {})}
+                     for name, (api, model, path, own) in PI_PROVIDERS.items()}
+        with open(os.path.join(d, "models.json"), "w") as f:
+            json.dump({"providers": providers}, f)
+
+    # Offline: no version check or package update at start.
+    env = {"PI_OFFLINE": "1", "ANTHROPIC_API_KEY": key, "OPENAI_API_KEY": key, "GEMINI_API_KEY": key}
+    runs, scripts = [], {}
+    for name, (api, model, _, _) in PI_PROVIDERS.items():
+        main, cont = f"pi-{name}", f"pi-{name}-cont"
+        common = [bin_, "--model", f"{name}/{model}", "--tools", "read,bash,edit,write,ls", "-p"]
+        runs += [Run(main, common + [f"Run the checks. [[e2e:{main}]]"], env),
+                 # `-c`: the directory's last session, its history resent.
+                 Run(cont, common[:-1] + ["-c", "-p", f"One more. [[e2e:{cont}]]"], env)]
+        scripts[main] = pi_steps(ws, api)
+        scripts[cont] = [Step("bash", {"command": "echo again"}, False, r"again")]
+    return Client("pi", version, runs=runs, scripts=scripts, conversations=len(PI_PROVIDERS), setup=setup)
+
+
+def pi_bedrock(tools, ws, key, version):
+    """pi's `amazon-bedrock` provider (Converse, streamed) at the gateway's
+    `/bedrock` by `baseUrl`, signing with a key of its own; the gateway
+    signs again with the key the mock takes."""
+    bin_ = os.path.join(tools, "node_modules", ".bin", "pi")
+    model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+    def setup(home, gateway):
+        d = os.path.join(home, ".pi", "agent")
+        os.makedirs(d)
+        with open(os.path.join(d, "models.json"), "w") as f:
+            json.dump({"providers": {"amazon-bedrock": {"baseUrl": f"{gateway}/bedrock"}}}, f)
+
+    env = {"PI_OFFLINE": "1", "AWS_ACCESS_KEY_ID": "AKIDPICLIENT", "AWS_SECRET_ACCESS_KEY": "pi/client/secret",
+           "AWS_REGION": "us-east-1"}
+    common = [bin_, "--model", f"amazon-bedrock/{model}", "--tools", "read,bash,edit,write,ls"]
+    runs = [Run("pi-bedrock", common + ["-p", "Run the checks. [[e2e:pi-bedrock]]"], env),
+            Run("pi-bedrock-cont", common + ["-c", "-p", "One more. [[e2e:pi-bedrock-cont]]"], env)]
+    scripts = {"pi-bedrock": pi_steps(ws, "bedrock-converse-stream"),
+               "pi-bedrock-cont": [Step("bash", {"command": "echo again"}, False, r"again")]}
+    return Client("pi (Bedrock)", version, runs=runs, scripts=scripts, conversations=1, setup=setup,
+                  mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+
+
 # === the SDKs, with tools defined in e2e/agents/ ===
 
 def sdk_steps(thrown=None):

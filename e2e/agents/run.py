@@ -339,7 +339,7 @@ def main():
     ap.add_argument("--autogen", default="", help="the venv's python with AutoGen")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
-                    help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-https,gemini-compress,codex,codex-https,opencode,opencode-https,qwen,cline,continue,copilot,copilot-ws,ai,ai6,"
+                    help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-https,gemini-compress,codex,codex-https,opencode,opencode-https,qwen,cline,continue,copilot,copilot-ws,pi,pi-bedrock,ai,ai6,"
                          "sdk-js,agents,pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
@@ -361,6 +361,8 @@ def main():
         "qwen": lambda ws: C.qwen(args.tools, ws, KEY, v["qwen"]),
         "cline": lambda ws: C.cline(args.tools, ws, KEY, v["cline"]),
         "continue": lambda ws: C.continue_cli(args.tools, ws, KEY, v["continue"]),
+        "pi": lambda ws: C.pi(args.tools, ws, KEY, v["pi"]),
+        "pi-bedrock": lambda ws: C.pi_bedrock(args.tools, ws, KEY, v["pi"]),
         "copilot": lambda ws: C.copilot(args.tools, ws, KEY, v["copilot"]),
         "copilot-ws": lambda ws: C.copilot_ws(args.tools, ws, KEY, v["copilot"]),
         "ai": lambda ws: C.ai_sdk("ai", args.ai_tools, ws, KEY, v["ai"], args.ai_node, HERE),

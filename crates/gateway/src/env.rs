@@ -68,7 +68,9 @@ pub fn env_lines_for(base: &str) -> String {
          #   and in ~/.cline/data/settings/providers.json \"baseUrl\": {base}/v1 for `openai-native`, {base} for `anthropic`\n\
          # GitHub Copilot CLI with a provider of your own (no GitHub sign-in with COPILOT_OFFLINE=true):\n\
          #   COPILOT_PROVIDER_BASE_URL={base}/v1 COPILOT_PROVIDER_API_KEY=\"$OPENAI_API_KEY\" COPILOT_PROVIDER_WIRE_API=responses copilot ...\n\
-         #   (COPILOT_PROVIDER_TYPE=anthropic with COPILOT_PROVIDER_BASE_URL={base}; COPILOT_PROVIDER_TRANSPORT=websockets for WebSocket mode)\n"
+         #   (COPILOT_PROVIDER_TYPE=anthropic with COPILOT_PROVIDER_BASE_URL={base}; COPILOT_PROVIDER_TRANSPORT=websockets for WebSocket mode)\n\
+         # pi (@mariozechner/pi-coding-agent): its built-in providers by base URL, in ~/.pi/agent/models.json\n\
+         #   {{\"providers\": {{\"anthropic\": {{\"baseUrl\": \"{base}\"}}, \"openai\": {{\"baseUrl\": \"{base}/v1\"}}, \"google\": {{\"baseUrl\": \"{base}/v1beta\"}}, \"amazon-bedrock\": {{\"baseUrl\": \"{base}/bedrock\"}}}}}}\n"
     )
 }
 
