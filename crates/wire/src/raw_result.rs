@@ -46,6 +46,21 @@ pub(crate) enum RawResult<'a> {
 }
 
 impl RawResult<'_> {
+    /// A result its client flagged as a success (Anthropic `is_error:
+    /// false`, Bedrock `status: "success"`; not a server tool's result).
+    pub(crate) fn flagged_success(&self) -> bool {
+        match *self {
+            RawResult::Anthropic {
+                is_error, server, ..
+            } => is_error == Some(false) && !server,
+            RawResult::Converse { failed, .. } => failed == Some(false),
+            RawResult::Chat { .. }
+            | RawResult::TextAnswer { .. }
+            | RawResult::Responses { .. }
+            | RawResult::Gemini { .. } => false,
+        }
+    }
+
     /// A result without its own flag in a conversation whose client flags
     /// other results as successes (and not a server tool's result, which
     /// the provider ran).

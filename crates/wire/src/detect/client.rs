@@ -14,6 +14,7 @@
 //! | GitHub Copilot CLI `bash` | last line | `<shellId: 0 completed with exit code 2>` after the output, also for 0 |
 //! | OpenCode `bash` | trailer | `<shell_metadata>` … `</shell_metadata>` after the output, with `shell tool terminated command after exceeding timeout N ms. …` (`bash tool …` before 1.x) or `User aborted the command`; the exit status goes to its UI only, so a command that ends by itself has no status here |
 //! | pi (`@mariozechner/pi-coding-agent`) `bash` | last line | the output, a blank line, then `Command exited with code N`, `Command timed out after N seconds` or `Command aborted` (`core/tools/bash.ts`'s `appendStatus`; nothing when the command succeeded) |
+//! | OpenClaw `exec` | last line | the output, a blank line, then `(Command exited with code N)`, or the failure's reason (`Command timed out after N seconds.`, `Command aborted by signal SIGKILL`, `Command not found`) followed by paragraphs of advice, which are read past |
 //! | Cline `execute_command` | first line | `Command executed successfully (exit code 0).`, `Command failed with exit code N.`, `Command terminated by signal SIGKILL.`, then `Output:` (`src/integrations/terminal/CommandOrchestrator.ts`; `Command executed.` when the terminal gave no status) |
 //!
 //! Exit codes of any size or sign count: Windows status codes such as
@@ -99,6 +100,32 @@ pub(super) fn ended(ended: &Regex, content: &[u8], last: &[u8]) -> Option<Status
     }
     let body = super::rules::trim_end(super::rules::start(content));
     memchr::memchr(b'\n', body).map(|_| Status::Failed)
+}
+
+/// The paragraphs of advice OpenClaw's `exec` puts after a timed-out
+/// command's status (`src/agents/bash-tools.exec-output.ts`,
+/// `bash-tools.exec-runtime.ts`): each starts so.
+const ADVICE: &[&[u8]] = &[
+    b"The command was terminated, but ",
+    b"If it should keep running, ",
+];
+/// The longest such paragraph read.
+const ADVICE_BYTES: usize = 600;
+
+/// `content` without the advice paragraphs ([`ADVICE`]) that close it, so
+/// that the status above them is its last line.
+pub(super) fn without_advice(content: &[u8]) -> &[u8] {
+    let mut body = super::rules::trim_end(content);
+    loop {
+        let from = body.len().saturating_sub(ADVICE_BYTES);
+        let Some(i) = memchr::memmem::rfind(&body[from..], b"\n\n").map(|i| from + i) else {
+            return body;
+        };
+        if !ADVICE.iter().any(|a| body[i + 2..].starts_with(a)) {
+            return body;
+        }
+        body = super::rules::trim_end(&body[..i]);
+    }
 }
 
 /// OpenCode's `<shell_metadata>` trailer at the end of `tail`: a failure

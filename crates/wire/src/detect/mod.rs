@@ -339,6 +339,25 @@ impl Detector {
         }
     }
 
+    /// The verdict on a result its client flagged as a success (Anthropic
+    /// `is_error: false`, Bedrock `status: "success"`): a failure (basis
+    /// [`Basis::Client`]) only when the client's own status in the text
+    /// says the command failed (`exit_status`'s client forms, such as
+    /// OpenClaw's `(Command exited with code 2)` below the output: OpenClaw
+    /// flags every command that ran as a success), else [`Verdict::NONE`].
+    /// A flag says the tool ran; the status, how its command ended.
+    pub fn client_failure_verdict(&self, content: &str) -> Verdict {
+        match &self.mode {
+            Mode::Rules { disabled, .. } if rules::client_failed(content.as_bytes(), *disabled) => {
+                Verdict {
+                    failed: true,
+                    basis: Basis::Client,
+                }
+            }
+            Mode::Rules { .. } | Mode::Naive => Verdict::NONE,
+        }
+    }
+
     fn find(&self, content: &str) -> Found<'_> {
         self.find_for(content, None)
     }

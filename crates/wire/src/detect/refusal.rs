@@ -17,6 +17,7 @@
 //! | an edit that cannot be made as asked | `Found 2 occurrences of the text in /a/b.txt. The text must be unique. …` (pi), `Found 2 matches of the string to replace, but replace_all is false.` (Claude Code), `No changes made to /a/b.txt. The replacement produced identical content.` (pi), `oldString and newString must be different` (OpenCode), `oldText must not be empty in /a/b.txt.`, `edits[0] and edits[1] overlap in /a/b.txt. …` (pi) |
 //! | file changed since it was read | `File has been modified since read, either by the user or by a linter.`, `File has not been read yet. Read it first before writing to it.`, `File /a/b.txt has not been read in this session. Use the read_file tool first …` (Qwen Code), `You must use the Read tool to read /a/b.txt before editing it.` (the Continue CLI) |
 //! | a tool the harness has turned off | `Tool "list_directory" is a built-in tool that is disabled by default because glob covers directory listing in most cases.` (Qwen Code) |
+//! | a background session the harness does not have | `No session found for x` (OpenClaw's `process`) |
 //! | a tool the harness does not have | `Model tried to call unavailable tool 'x'. Available tools: a, b.` (Vercel AI SDK), `Tool 'x' is not available.` (this project's runtime), `Unknown tool: x` |
 
 /// The rule's patterns that open the first line (ASCII case-insensitive,
@@ -58,11 +59,18 @@ pub(super) const START: &str = concat!(
     // overlap (pi's `edits[0] and edits[1] overlap in /a/b.txt`)
     r"|found\s+(?:\d+|multiple|several)\s+(?:occurrences|matches|instances)\b[^\n]{0,300}?",
     r"(?:must\s+be\s+unique|replace_all\s+is\s+false|provide\s+more\s+(?:surrounding\s+)?(?:context|lines))",
-    r"|no\s+changes\s+(?:made|to\s+make)\b[^\n]{0,300}?(?:identical\s+content|are\s+(?:exactly\s+)?the\s+same)",
+    // (not a write of what the file holds: OpenClaw's `No changes made to
+    // /a/b.txt. The file already has identical content.`, a success)
+    r"|no\s+changes\s+(?:made|to\s+make)\b[^\n]{0,300}?",
+    r"(?:(?:replacements?|edits?)\s+produced\s+identical\s+content|are\s+(?:exactly\s+)?the\s+same)",
     r"|(?:edits\[\d+\]\.)?(?:old_?str(?:ing)?|old_?text|search)\s+and\s+(?:new_?str(?:ing)?|new_?text|replace)\s+",
     r"(?:must\s+(?:be\s+different|differ)|are\s+(?:exactly\s+)?(?:the\s+same|identical))",
     r"|(?:edits\[\d+\]\.)?(?:old_?str(?:ing)?|old_?text)\s+(?:must\s+not|cannot|can't|may\s+not)\s+be\s+empty\b",
     r"|edits\[\d+\]\s+and\s+edits\[\d+\]\s+overlap\b",
+    // A background session, process or job the harness does not have
+    // (OpenClaw's `process`: `No session found for x`)
+    r"|no\s+(?:(?:running|active|background)\s+)?(?:session|process|job|shell)\s+(?:found\s+)?",
+    r"(?:for|with\s+(?:id|name))\s+\S",
     // You must use the Read tool to read /a/b.txt before editing it
     // (the Continue CLI)
     r"|you\s+must\s+(?:first\s+)?(?:use\s+the\s+[\w-]+\s+tool\s+to\s+)?read\s+\S[^\n]{0,300}?\s+before\s+",

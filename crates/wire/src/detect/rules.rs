@@ -235,10 +235,13 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r")\s*[:=]?\s*",
         )),
         // pi's `Command timed out after 5 seconds`, `Command aborted`.
+        // OpenClaw's `Command aborted by signal SIGKILL`, `Command timed out
+        // waiting for output.`, `Command not found` (exit 127).
         ended: re(concat!(
-            r"^(?:the\s+)?(?:command|process|script|program)\s+(?:was\s+|has\s+been\s+)?",
+            r"^(?:the\s+)?(?:command|process|script|program)\s+(?:(?:was\s+|has\s+been\s+)?",
             r"(?:timed\s+out|aborted|killed|terminated|cancell?ed|interrupted)",
-            r"(?:\s+(?:after|by)\s[^\n]{1,80})?\.?$",
+            r"(?:\s+(?:after|by|before|waiting\s+for)\s[^\n]{1,80})?",
+            r"|not\s+(?:found|executable)(?:\s+\([^)\n]{1,60}\))?)\.?$",
         )),
         user_denied: re(concat!(
             r"^\[?(?:",
@@ -558,16 +561,7 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
     // footer) settles it either way: the harness told us how the command
     // ended.
     if on(EXIT_STATUS) {
-        let tail = &content[content.len().saturating_sub(TAIL_BYTES)..];
-        let status = client::header(&p.exit_status, head)
-            .or_else(|| client::gemini_footer(tail))
-            .or_else(|| {
-                let last = last_line(content, TAIL_BYTES);
-                client::trailer(&p.exit_status, last)
-                    .or_else(|| client::ended(&p.ended, content, last))
-            })
-            .or_else(|| client::opencode_metadata(tail));
-        match status {
+        match client_status(content, head) {
             Some(client::Status::Succeeded) => return Finding::ClientSuccess,
             Some(client::Status::Failed) => return fail(NAMES[EXIT_STATUS]),
             None => {}
@@ -630,6 +624,31 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
         return fail(NAMES[FAILURE_SUMMARY]);
     }
     Finding::Nothing
+}
+
+/// How the command ended, where the client wrote it in its own result
+/// format (`client.rs`): a header line, the Gemini CLI's footer, a last
+/// line, OpenCode's trailer. `head` is [`head`]`(content)`.
+fn client_status(content: &[u8], head: &[u8]) -> Option<client::Status> {
+    let p = &*PATTERNS;
+    let tail = &content[content.len().saturating_sub(TAIL_BYTES)..];
+    client::header(&p.exit_status, head)
+        .or_else(|| client::gemini_footer(tail))
+        .or_else(|| {
+            let last = last_line(content, TAIL_BYTES);
+            client::trailer(&p.exit_status, last).or_else(|| {
+                let body = client::without_advice(content);
+                client::ended(&p.ended, body, last_line(body, TAIL_BYTES))
+            })
+        })
+        .or_else(|| client::opencode_metadata(tail))
+}
+
+/// `exit_status` alone (not masked by `disabled`): whether the client's
+/// own status in the text says the command failed.
+pub(super) fn client_failed(content: &[u8], disabled: u32) -> bool {
+    disabled & (1 << EXIT_STATUS) == 0
+        && client_status(content, head(content)) == Some(client::Status::Failed)
 }
 
 /// `failure_summary` for the output of a known Go tool, when

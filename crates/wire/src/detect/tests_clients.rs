@@ -584,3 +584,57 @@ fn pi_results() {
         assert_eq!(d.explain(text), None, "should not fire: {text:?}");
     }
 }
+
+/// OpenClaw's `exec` (2026.9): the output, a blank line, then its status:
+/// `(Command exited with code N)` for a command that ended by itself, or
+/// the failure's reason and its paragraphs of advice
+/// (`src/agents/bash-tools.exec-runtime.ts`); its `process` tool's answer
+/// for a session it does not have.
+#[test]
+fn openclaw_results() {
+    let advice = "The command was terminated, but external side effects may already have completed. Verify the resulting state before retrying. Do not automatically rerun non-idempotent commands. Use a higher timeout only when the command is known to be safe to retry.";
+    let keep = "If it should keep running, start it with exec background=true or yieldMs so OpenClaw can register a pollable process session. Do not rely on shell backgrounding with a trailing &.";
+    verdicts(&[
+        (
+            "ls: cannot access 'missing-dir': No such file or directory\n\n(Command exited with code 2)",
+            CLIENT_FAILURE,
+        ),
+        (
+            &format!("started\n\nCommand timed out after 1 seconds.\n\n{advice}\n\n{keep}"),
+            CLIENT_FAILURE,
+        ),
+        (
+            &format!("(no output)\n\nCommand timed out waiting for output.\n\n{advice}"),
+            CLIENT_FAILURE,
+        ),
+        (
+            "partial\n\nCommand aborted by signal SIGKILL",
+            CLIENT_FAILURE,
+        ),
+        (
+            "partial\n\nCommand aborted before exit code was captured",
+            CLIENT_FAILURE,
+        ),
+        ("(no output)\n\nCommand not found", CLIENT_FAILURE),
+        // a stop the model asked for, and advice after a line of output
+        (
+            "tail of the log\n\nProcess stopped by request (signal SIGTERM)",
+            Verdict::NONE,
+        ),
+        (&format!("all done\n\n{keep}"), Verdict::NONE),
+    ]);
+    let d = Detector::default();
+    assert_eq!(
+        d.explain("No session found for nope"),
+        Some("harness_refusal")
+    );
+    for text in [
+        // its `write` of what the file already holds: done
+        "No changes made to /w/written.txt. The file already has identical content.",
+        "No session found.",
+        "No sessions found for today's date",
+        "No running processes",
+    ] {
+        assert_eq!(d.explain(text), None, "should not fire: {text:?}");
+    }
+}

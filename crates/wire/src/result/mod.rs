@@ -78,6 +78,11 @@ impl<'a> ResultView<'a> {
         let mut read = self.read_with(&|text| detector.verdict_for_program(text, program))?;
         if self.raw.unflagged_where_client_flags_successes() && read.verdict == Verdict::NONE {
             read.verdict = detector.refusal_verdict(&read.text);
+        } else if self.raw.flagged_success() && read.verdict == Verdict::explicit(false) {
+            let status = detector.client_failure_verdict(&read.text);
+            if status.failed {
+                read.verdict = status;
+            }
         }
         Ok(read)
     }

@@ -510,3 +510,62 @@ fn a_refusal_left_unflagged_by_a_flagging_client_is_a_failure() {
         }
     }
 }
+
+/// A result its client flags a success whose text holds the client's own
+/// status of a failed command (OpenClaw's `exec`: `is_error: false`,
+/// `status: "success"` for every command that ran, the exit code below
+/// the output) is a failure with basis `client`; any other text under the
+/// flag stays an explicit success.
+#[test]
+fn a_flagged_success_whose_client_status_says_the_command_failed_is_a_failure() {
+    let exited =
+        r"ls: cannot access 'x': No such file or directory\n\n(Command exited with code 2)";
+    let others = [
+        (
+            exited.to_string(),
+            Verdict {
+                failed: true,
+                basis: toolwarden_core::Basis::Client,
+            },
+        ),
+        (
+            "Error: printed by a command that succeeded".into(),
+            Verdict::explicit(false),
+        ),
+        (
+            r"done\n(Command exited with code 0)".into(),
+            Verdict::explicit(false),
+        ),
+        (
+            r"line\n\nCommand timed out after 5 seconds".into(),
+            Verdict {
+                failed: true,
+                basis: toolwarden_core::Basis::Client,
+            },
+        ),
+    ];
+    let detector = Detector::default();
+    for (text, want) in others {
+        let anthropic = format!(
+            r#"{{"model":"m","max_tokens":8,"messages":[{{"role":"user","content":"go"}},
+            {{"role":"assistant","content":[{{"type":"tool_use","id":"a","name":"exec","input":{{}}}}]}},
+            {{"role":"user","content":[{{"type":"tool_result","tool_use_id":"a","is_error":false,
+              "content":[{{"type":"text","text":"{text}"}}]}}]}}]}}"#
+        );
+        let converse = format!(
+            r#"{{"messages":[{{"role":"user","content":[{{"text":"go"}}]}},
+            {{"role":"assistant","content":[{{"toolUse":{{"toolUseId":"a","name":"exec","input":{{}}}}}}]}},
+            {{"role":"user","content":[{{"toolResult":{{"toolUseId":"a","status":"success",
+              "content":[{{"text":"{text}"}}]}}}}]}}]}}"#
+        );
+        for (dialect, body) in [
+            (Dialect::Anthropic, anthropic),
+            (Dialect::BedrockConverse, converse),
+        ] {
+            let view =
+                request_view(dialect, body.as_bytes()).unwrap_or_else(|e| panic!("{dialect}: {e}"));
+            let got = view.results[0].read(&detector).unwrap().verdict;
+            assert_eq!(got, want, "{dialect}: {text:?}");
+        }
+    }
+}
