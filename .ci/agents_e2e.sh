@@ -28,6 +28,9 @@ CLINE=${TOOLWARDEN_E2E_CLINE:-3.0.65}
 CONTINUE_CLI=${TOOLWARDEN_E2E_CONTINUE_CLI:-1.5.47}
 COPILOT=${TOOLWARDEN_E2E_COPILOT:-1.0.102}
 PI=${TOOLWARDEN_E2E_PI:-0.73.1}
+# OpenClaw, on the Node.js it requires (>= 24.16), installed as AI SDK 7's is.
+OPENCLAW=${TOOLWARDEN_E2E_OPENCLAW:-2026.9.6}
+OPENCLAW_NODE=${TOOLWARDEN_E2E_OPENCLAW_NODE:-24.22.3}
 # The Vercel AI SDK twice: 7 (`ai`) on a Node.js 22 of its own, as it
 # declares `engines: node >= 22`; and 6 (`ai6`), still in use, on the
 # machine's Node.js.
@@ -184,6 +187,16 @@ node_bin="$node_dir/node_modules/.bin/node"
   { echo "agents-e2e: $node_bin is not Node.js $NODE after npm install"; exit 1; }
 ai_dir="$cache/ai"
 npm_config_engine_strict=false ci_npm "$ai_dir" "${ai_pkgs[@]}"
+# OpenClaw: its install scripts refuse a Node.js below 24.16, so its own
+# Node.js is first on PATH while npm installs it, and while it runs.
+openclaw_node_dir="$cache/node-openclaw"
+ci_npm "$openclaw_node_dir" "node-$(node -p 'process.platform + "-" + process.arch')@$OPENCLAW_NODE"
+openclaw_node_path="$openclaw_node_dir/node_modules/.bin"
+[ "$("$openclaw_node_path/node" --version 2>/dev/null)" = "v$OPENCLAW_NODE" ] ||
+  { echo "agents-e2e: $openclaw_node_path/node is not Node.js $OPENCLAW_NODE after npm install"; exit 1; }
+openclaw_dir="$cache/openclaw"
+PATH="$openclaw_node_path:$PATH" ci_npm "$openclaw_dir" "openclaw@$OPENCLAW"
+[ -x "$openclaw_dir/node_modules/.bin/openclaw" ] || { echo "agents-e2e: openclaw is missing after npm install"; exit 1; }
 sdk_js_dir="$cache/sdk-js"
 npm_config_engine_strict=false ci_npm "$sdk_js_dir" "${sdk_js_pkgs[@]}"
 
@@ -193,8 +206,8 @@ ci_build
 ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on Node.js %s'
 sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
 langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s, langchain-aws %s, boto3 %s'
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s"}' \
-  "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$QWEN_CODE" "$CLINE" "$CONTINUE_CLI" "$COPILOT" "$PI" \
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s"}' \
+  "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$QWEN_CODE" "$CLINE" "$CONTINUE_CLI" "$COPILOT" "$PI" "$OPENCLAW" "$OPENCLAW_NODE" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
   "$SDK_OPENAI" "$SDK_ANTHROPIC" "$SDK_WS" "$SDK_AGENTS" "$NODE" "$OPENAI_AGENTS" "$PYDANTIC_AI" "$BOTO3" \
@@ -207,6 +220,7 @@ versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qw
   "$AUTOGEN" "$AUTOGEN" "$AUTOGEN_ANTHROPIC_SDK")
 python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
   --tools "$npm_dir" --ai-tools "$ai_dir" --ai-node "$node_bin" --sdk-tools "$sdk_js_dir" \
+  --openclaw-tools "$openclaw_dir" --openclaw-node "$openclaw_node_path" \
   --python "$venv/bin/python" --py-frameworks "$py_venv/bin/python" --crewai "$crewai_venv/bin/python" --strands "$strands_venv/bin/python" \
   --agent-framework "$maf_venv/bin/python" --llamaindex "$llamaindex_venv/bin/python" \
   --agno "$agno_venv/bin/python" --autogen "$autogen_venv/bin/python" --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"

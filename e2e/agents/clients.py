@@ -830,6 +830,73 @@ def pi_bedrock(tools, ws, key, version):
                   mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
 
 
+# === OpenClaw (on pi's agent core) ===
+
+# Providers of its own in `openclaw.json` (`models.providers`, merged with
+# its catalog), one per API: name -> (api, model, path).
+OPENCLAW_PROVIDERS = {"gw-chat": ("openai-completions", "gpt-4.1", "/v1"),
+                      "gw-responses": ("openai-responses", "gpt-5.5", "/v1"),
+                      "gw-anthropic": ("anthropic-messages", "claude-sonnet-4-5", "")}
+
+
+def openclaw_steps(ws):
+    """Its tools' failures: pi's read, edit and ls answered as JSON
+    (`{"status": "error", "tool": …, "error": …}`), its own exec and
+    process in their words; none flagged on OpenAI's APIs."""
+    patch = "*** Begin Patch\n*** Update File: present.txt\n@@\n-absent text\n+x\n*** End Patch"
+    return [
+        Step("read", {"path": f"{ws}/missing.txt"}, True, r"file not found"),
+        # Its exec appends the status in brackets: `(Command exited with code 2)`.
+        Step("exec", {"command": "ls missing-dir"}, True, r"exited with code 2"),
+        Step("exec", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+        Step("edit", {"path": f"{ws}/present.txt", "edits": [{"oldText": "absent text", "newText": "x"}]}, True,
+             r"could not find the exact text"),
+        UNKNOWN,
+        Step("read", {"path": {"not": "a path"}}, True, r"validation failed"),
+        Step("ls", {"path": f"{ws}/missing-dir"}, True, r"ENOENT"),
+        Step("exec", {"command": "echo started; sleep 5", "timeoutSeconds": 1}, True, r"timed out|timeout"),
+        Step("exec", {"command": "echo x", "timeout": 1}, True, r"is unsupported"),
+        Step("apply_patch", {"input": patch}, True, r"failed to find expected lines"),
+        # A background session it does not have.
+        Step("process", {"action": "poll", "sessionId": "nope"}, True, r"no session found"),
+        Step("read", {"path": f"{ws}/present.txt"}, False, r"hello e2e"),
+        # (after the first run, a write of what the file holds: `No changes
+        # made to … The file already has identical content.`, a success)
+        Step("write", {"path": f"{ws}/written.txt", "content": "new e2e"}, False,
+             r"successfully wrote|already has identical content"),
+    ]
+
+
+def openclaw(tools, ws, key, version, node_dir):
+    """`openclaw agent --local` (the embedded agent, no OpenClaw gateway of
+    its own), on the Node.js it needs (>= 24) from `node_dir`."""
+    bin_ = os.path.join(tools, "node_modules", ".bin", "openclaw")
+
+    def setup(home, gateway):
+        d = os.path.join(home, ".openclaw")
+        os.makedirs(d)
+        providers = {name: {"baseUrl": gateway + path, "api": api, "apiKey": key,
+                            "models": [{"id": model, "name": model}]}
+                     for name, (api, model, path) in OPENCLAW_PROVIDERS.items()}
+        with open(os.path.join(d, "openclaw.json"), "w") as f:
+            json.dump({"models": {"mode": "merge", "providers": providers},
+                       "agents": {"defaults": {"workspace": ws}}}, f)
+
+    env = {"PATH": node_dir + os.pathsep + os.environ["PATH"]}
+    runs, scripts = [], {}
+    for name, (api, model, _) in OPENCLAW_PROVIDERS.items():
+        main = f"openclaw-{name}"
+        common = [bin_, "agent", "--local", "--session-id", main, "--model", f"{name}/{model}", "-m"]
+        runs.append(Run(main, common + [f"Run the checks. [[e2e:{main}]]"], env))
+        scripts[main] = openclaw_steps(ws)
+    # The same session id again: its history resent, one session.
+    cont = "openclaw-gw-chat-cont"
+    runs.append(Run(cont, runs[0].argv[:-1] + [f"One more. [[e2e:{cont}]]"], env))
+    scripts[cont] = [Step("exec", {"command": "echo again"}, False, r"again")]
+    return Client("OpenClaw", version, runs=runs, scripts=scripts, conversations=len(OPENCLAW_PROVIDERS),
+                  setup=setup)
+
+
 # === the SDKs, with tools defined in e2e/agents/ ===
 
 def sdk_steps(thrown=None):

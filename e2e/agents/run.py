@@ -337,9 +337,11 @@ def main():
     ap.add_argument("--llamaindex", default="", help="the venv's python with LlamaIndex")
     ap.add_argument("--agno", default="", help="the venv's python with Agno")
     ap.add_argument("--autogen", default="", help="the venv's python with AutoGen")
+    ap.add_argument("--openclaw-tools", default="", help="the npm prefix with OpenClaw")
+    ap.add_argument("--openclaw-node", default="", help="the directory of the Node.js OpenClaw runs on (>= 24)")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
-                    help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-https,gemini-compress,codex,codex-https,opencode,opencode-https,qwen,cline,continue,copilot,copilot-ws,pi,pi-bedrock,ai,ai6,"
+                    help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-https,gemini-compress,codex,codex-https,opencode,opencode-https,qwen,cline,continue,copilot,copilot-ws,pi,pi-bedrock,openclaw,ai,ai6,"
                          "sdk-js,agents,pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
@@ -363,6 +365,7 @@ def main():
         "continue": lambda ws: C.continue_cli(args.tools, ws, KEY, v["continue"]),
         "pi": lambda ws: C.pi(args.tools, ws, KEY, v["pi"]),
         "pi-bedrock": lambda ws: C.pi_bedrock(args.tools, ws, KEY, v["pi"]),
+        "openclaw": lambda ws: C.openclaw(args.openclaw_tools, ws, KEY, v["openclaw"], args.openclaw_node),
         "copilot": lambda ws: C.copilot(args.tools, ws, KEY, v["copilot"]),
         "copilot-ws": lambda ws: C.copilot_ws(args.tools, ws, KEY, v["copilot"]),
         "ai": lambda ws: C.ai_sdk("ai", args.ai_tools, ws, KEY, v["ai"], args.ai_node, HERE),

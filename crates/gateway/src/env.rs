@@ -70,7 +70,9 @@ pub fn env_lines_for(base: &str) -> String {
          #   COPILOT_PROVIDER_BASE_URL={base}/v1 COPILOT_PROVIDER_API_KEY=\"$OPENAI_API_KEY\" COPILOT_PROVIDER_WIRE_API=responses copilot ...\n\
          #   (COPILOT_PROVIDER_TYPE=anthropic with COPILOT_PROVIDER_BASE_URL={base}; COPILOT_PROVIDER_TRANSPORT=websockets for WebSocket mode)\n\
          # pi (@mariozechner/pi-coding-agent): its built-in providers by base URL, in ~/.pi/agent/models.json\n\
-         #   {{\"providers\": {{\"anthropic\": {{\"baseUrl\": \"{base}\"}}, \"openai\": {{\"baseUrl\": \"{base}/v1\"}}, \"google\": {{\"baseUrl\": \"{base}/v1beta\"}}, \"amazon-bedrock\": {{\"baseUrl\": \"{base}/bedrock\"}}}}}}\n"
+         #   {{\"providers\": {{\"anthropic\": {{\"baseUrl\": \"{base}\"}}, \"openai\": {{\"baseUrl\": \"{base}/v1\"}}, \"google\": {{\"baseUrl\": \"{base}/v1beta\"}}, \"amazon-bedrock\": {{\"baseUrl\": \"{base}/bedrock\"}}}}}}\n\
+         # OpenClaw: a provider of its own per API in ~/.openclaw/openclaw.json, \"models\": {{\"mode\": \"merge\", \"providers\": {{\"gw\": …}}}}\n\
+         #   {{\"baseUrl\": \"{base}/v1\", \"api\": \"openai-responses\", \"apiKey\": \"…\", \"models\": [{{\"id\": \"gpt-5.5\", \"name\": \"gpt-5.5\"}}]}}  (\"openai-completions\"; \"anthropic-messages\" at {base})\n"
     )
 }
 
