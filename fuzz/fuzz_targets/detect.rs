@@ -1,7 +1,9 @@
 //! The content detector (`toolwarden_wire::detect`): any text, alone and
 //! as the output of a few shell commands (a file reader, a Go tool, any
 //! other), gets a verdict without a panic, and `explain` agrees with
-//! `verdict` on whether it failed. The JSON walkers (an object's
+//! `verdict` on whether it failed; a failure the client's own status
+//! states under a flag of success is one `verdict` finds too. The JSON
+//! walkers (an object's
 //! top-level keys, a batch's outcomes), the first-line rules and the
 //! trailers all read it.
 
@@ -21,5 +23,8 @@ fuzz_target!(|data: &[u8]| {
         let verdict = d.verdict_for_command(&text, command);
         let explained = d.explain_for_command(&text, command);
         assert_eq!(verdict.failed, explained.is_some(), "{command:?}: {text:?}");
+    }
+    if d.client_failure_verdict(&text).failed {
+        assert!(d.verdict(&text).failed, "client status: {text:?}");
     }
 });
