@@ -104,28 +104,15 @@ pub(super) fn ended(ended: &Regex, content: &[u8], last: &[u8]) -> Option<Status
 
 /// The paragraphs of advice OpenClaw's `exec` puts after a timed-out
 /// command's status (`src/agents/bash-tools.exec-output.ts`,
-/// `bash-tools.exec-runtime.ts`): each starts so.
+/// `bash-tools.exec-runtime.ts`), each one line that starts so.
 const ADVICE: &[&[u8]] = &[
     b"The command was terminated, but ",
     b"If it should keep running, ",
 ];
-/// The longest such paragraph read.
-const ADVICE_BYTES: usize = 600;
 
-/// `content` without the advice paragraphs ([`ADVICE`]) that close it, so
-/// that the status above them is its last line.
-pub(super) fn without_advice(content: &[u8]) -> &[u8] {
-    let mut body = super::rules::trim_end(content);
-    loop {
-        let from = body.len().saturating_sub(ADVICE_BYTES);
-        let Some(i) = memchr::memmem::rfind(&body[from..], b"\n\n").map(|i| from + i) else {
-            return body;
-        };
-        if !ADVICE.iter().any(|a| body[i + 2..].starts_with(a)) {
-            return body;
-        }
-        body = super::rules::trim_end(&body[..i]);
-    }
+/// Whether `line` is one of OpenClaw's paragraphs of advice ([`ADVICE`]).
+pub(super) fn is_advice(line: &[u8]) -> bool {
+    ADVICE.iter().any(|a| line.starts_with(a))
 }
 
 /// OpenCode's `<shell_metadata>` trailer at the end of `tail`: a failure

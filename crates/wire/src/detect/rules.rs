@@ -637,11 +637,23 @@ fn client_status(content: &[u8], head: &[u8]) -> Option<client::Status> {
         .or_else(|| {
             let last = last_line(content, TAIL_BYTES);
             client::trailer(&p.exit_status, last).or_else(|| {
-                let body = client::without_advice(content);
-                client::ended(&p.ended, body, last_line(body, TAIL_BYTES))
+                let (body, last) = without_advice(content, last);
+                client::ended(&p.ended, body, last)
             })
         })
         .or_else(|| client::opencode_metadata(tail))
+}
+
+/// `content` and its last line (`last`, [`last_line`]'s) without the
+/// paragraphs of advice that close it ([`client::is_advice`], OpenClaw's
+/// after a timeout), so that the status above them is the last line.
+fn without_advice<'a>(mut body: &'a [u8], mut last: &'a [u8]) -> (&'a [u8], &'a [u8]) {
+    while !last.is_empty() && client::is_advice(last) {
+        // (`last` ends where the trimmed body does)
+        body = trim_end(&body[..trim_end(body).len() - last.len()]);
+        last = last_line(body, TAIL_BYTES);
+    }
+    (body, last)
 }
 
 /// `exit_status` alone (not masked by `disabled`): whether the client's
