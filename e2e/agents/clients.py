@@ -859,6 +859,7 @@ def openclaw_steps(ws):
         Step("apply_patch", {"input": patch}, True, r"failed to find expected lines"),
         # A background session it does not have.
         Step("process", {"action": "poll", "sessionId": "nope"}, True, r"no session found"),
+        Step("process", {"action": "poll"}, True, r"sessionId is required"),
         Step("read", {"path": f"{ws}/present.txt"}, False, r"hello e2e"),
         # (after the first run, a write of what the file holds: `No changes
         # made to … The file already has identical content.`, a success)

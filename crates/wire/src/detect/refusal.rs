@@ -69,7 +69,7 @@ pub(super) const START: &str = concat!(
     r"|edits\[\d+\]\s+and\s+edits\[\d+\]\s+overlap\b",
     // A background session, process or job the harness does not have
     // (OpenClaw's `process`: `No session found for x`)
-    r"|no\s+(?:(?:running|active|background)\s+)?(?:session|process|job|shell)\s+(?:found\s+)?",
+    r"|no\s+(?:(?:running|active|finished|background)\s+)?(?:session|process|job|shell)\s+(?:found\s+)?",
     r"(?:for|with\s+(?:id|name))\s+\S",
     // You must use the Read tool to read /a/b.txt before editing it
     // (the Continue CLI)

@@ -421,7 +421,14 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|no\s+such\s+[a-z]+\b",
             // (a word in brackets among them: pi's `ripgrep (rg) is not
             // available and could not be downloaded`)
-            r#"|(?:(?:[a-z'`][^\s]*|"[^"\s]*"|\([^)\s]+\))\s+){1,3}(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|is\s+not\s+available)\b"#,
+            r#"|(?:(?:[a-z'`][^\s]*|"[^"\s]*"|\([^)\s]+\))\s+){1,3}(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|is\s+not\s+available"#,
+            r"|is\s+not\s+(?:writable|readable))\b",
+            // an argument the call lacks, as the whole line (OpenClaw's
+            // `sessionId is required for this action.`)
+            r"|[\w.-]+\s+(?:is|are)\s+required(?:\s+(?:for|when|to)\s[^\n]{1,80})?\.?$",
+            // an action or argument refused by name (OpenClaw's `Invalid
+            // process action. Expected one of: …`)
+            r"|invalid\s+(?:[\w-]+\s+){0,2}(?:action|argument|parameter|option|mode|operation|command)\b",
             // a call's input refused as a whole (pi's `Edit tool input is
             // invalid. edits must contain at least one replacement.`)
             r"|(?:[\w-]+\s+){0,2}(?:input|arguments?|parameters?|params)\s+(?:is|are)\s+invalid\b",

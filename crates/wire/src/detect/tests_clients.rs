@@ -624,14 +624,27 @@ fn openclaw_results() {
         (&format!("all done\n\n{keep}"), Verdict::NONE),
     ]);
     let d = Detector::default();
-    assert_eq!(
-        d.explain("No session found for nope"),
-        Some("harness_refusal")
-    );
+    for (text, rule) in [
+        ("No session found for nope", "harness_refusal"),
+        ("No finished session found for abc", "harness_refusal"),
+        (
+            "sessionId is required for this action.",
+            "failure_statement",
+        ),
+        (
+            "Invalid process action. Expected one of: list, poll, log",
+            "failure_statement",
+        ),
+        ("Session abc stdin is not writable.", "failure_statement"),
+    ] {
+        assert_eq!(d.explain(text), Some(rule), "{text:?}");
+    }
     for text in [
         // its `write` of what the file already holds: done
         "No changes made to /w/written.txt. The file already has identical content.",
         "No session found.",
+        "Python 3.11 is required; see README.md for the other requirements",
+        "Invalidation of the cache happens nightly",
         "No sessions found for today's date",
         "No running processes",
     ] {
