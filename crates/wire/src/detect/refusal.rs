@@ -18,7 +18,7 @@
 //! | file changed since it was read | `File has been modified since read, either by the user or by a linter.`, `File has not been read yet. Read it first before writing to it.`, `File /a/b.txt has not been read in this session. Use the read_file tool first …` (Qwen Code), `You must use the Read tool to read /a/b.txt before editing it.` (the Continue CLI) |
 //! | a tool the harness has turned off | `Tool "list_directory" is a built-in tool that is disabled by default because glob covers directory listing in most cases.` (Qwen Code) |
 //! | a background session the harness does not have | `No session found for x` (OpenClaw's `process`) |
-//! | a tool the harness does not have | `Model tried to call unavailable tool 'x'. Available tools: a, b.` (Vercel AI SDK), `Tool 'x' is not available.` (this project's runtime), `Unknown tool: x` |
+//! | a tool the harness does not have | `Model tried to call unavailable tool 'x'. Available tools: a, b.` (Vercel AI SDK), `Tool 'x' is not available.` (this project's runtime), `Unknown tool: x`, ``The tool call with name `x` is not part of the provided tools, …`` (Semantic Kernel) |
 
 /// The rule's patterns that open the first line (ASCII case-insensitive,
 /// anchored; part of the first-line [`regex::bytes::RegexSet`]).
@@ -108,6 +108,9 @@ pub(super) const INLINE: &str = concat!(
     // Model tried to call unavailable tool 'x'.
     r"|\b(?:unavailable|non-?existent|unregistered)\s+tool\b",
     r"|\btried\s+to\s+call\s+(?:an?\s+)?(?:unknown|invalid)\s+tool\b",
+    // The tool call with name `x` is not part of the provided tools
+    // (Semantic Kernel)
+    r"|\bis\s+not\s+(?:part\s+of|among|one\s+of)\s+(?:the\s+)?(?:provided|available|registered|supplied|given|allowed)\s+tools\b",
 );
 
 /// Words one of which every [`INLINE`] phrase holds, lower case as they

@@ -430,8 +430,17 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             // process action. Expected one of: …`)
             r"|invalid\s+(?:[\w-]+\s+){0,2}(?:action|argument|parameter|option|mode|operation|command)\b",
             // a call's input refused as a whole (pi's `Edit tool input is
-            // invalid. edits must contain at least one replacement.`)
-            r"|(?:[\w-]+\s+){0,2}(?:input|arguments?|parameters?|params)\s+(?:is|are)\s+invalid\b",
+            // invalid. edits must contain at least one replacement.`,
+            // Semantic Kernel's `The tool call arguments are malformed.`)
+            r"|(?:[\w-]+\s+){0,3}(?:input|arguments?|parameters?|params)\s+(?:is|are)\s+(?:invalid|malformed)\b",
+            // arguments a harness counted against the function's signature
+            // (Semantic Kernel's `Missing required argument(s): ['path'].`,
+            // `Received unexpected argument(s): ['x'].`, `There are `1` tool
+            // call arguments required and only `0` received.`)
+            r"|(?:received\s+|got\s+)?(?:missing\s+required|unexpected)\s+(?:argument|parameter|param|propert(?:y|ie))",
+            r"(?:s|\(s\))?\s*:",
+            r"|there\s+(?:are|is)\s+`?\d+`?\s+(?:[\w-]+\s+){0,3}(?:arguments?|parameters?)\s+required\s+and\s+only\s+",
+            r"`?\d+`?\s+(?:received|given|provided|passed)\b",
             // a read past the file's end (pi's `Offset 99 is beyond end of
             // file (1 lines total)`, `Line 9 is out of range`)
             r"|(?:offset|line(?:\s+number)?|start(?:_line)?|index|position)\s+-?\d+\s+is\s+",

@@ -651,3 +651,52 @@ fn openclaw_results() {
         assert_eq!(d.explain(text), None, "should not fire: {text:?}");
     }
 }
+
+/// Semantic Kernel (1.45, `kernel.py`): the kernel answers a call it cannot
+/// run in sentences of its own, never flagged; a function's exception as
+/// `An error occurred while invoking the function Plugin-name: …`.
+#[test]
+fn semantic_kernel_results() {
+    let d = Detector::default();
+    for (text, rule) in [
+        (
+            "The tool call with name `no_such_tool` is not part of the provided tools, please try again with a supplied tool call name and make sure to validate the name.",
+            "harness_refusal",
+        ),
+        (
+            "Missing required argument(s): ['path']. Please revise the arguments to match the function signature.",
+            "failure_statement",
+        ),
+        (
+            "Received unexpected argument(s): ['encoding']. Please revise the arguments to match the function signature.",
+            "failure_statement",
+        ),
+        (
+            "Missing required argument(s): ['path']. Received unexpected argument(s): ['x']. Please revise the arguments to match the function signature.",
+            "failure_statement",
+        ),
+        (
+            "The tool call arguments are malformed. Arguments must be in JSON format. Please try again.",
+            "failure_statement",
+        ),
+        (
+            "There are `2` tool call arguments required and only `1` received. The required arguments are: ['path', 'old']. Please provide the required arguments and try again.",
+            "failure_statement",
+        ),
+        ("Missing required property: name", "failure_statement"),
+    ] {
+        assert_eq!(d.explain(text), Some(rule), "{text:?}");
+    }
+    assert!(
+        d.verdict("An error occurred while invoking the function Tools-edit_file: edit_file: 'absent text' not found in present.txt")
+            .failed
+    );
+    for text in [
+        "Missing requirements are listed in docs/setup.md",
+        "Unexpected argument counts are logged at debug level",
+        "There are 3 arguments required and all 3 were given",
+        "The list of provided tools is in tools.json",
+    ] {
+        assert_eq!(d.explain(text), None, "should not fire: {text:?}");
+    }
+}
