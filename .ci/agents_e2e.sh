@@ -9,7 +9,7 @@
 #   AGENTS_E2E_ONLY=claude,codex bash .ci/agents_e2e.sh
 #   AGENTS_E2E_ONLY=ai,ai6 bash .ci/agents_e2e.sh  # the Vercel AI SDK 7 (on Node.js 22) and 6
 #   AGENTS_E2E_ONLY=sdk-js bash .ci/agents_e2e.sh  # the openai and @anthropic-ai/sdk tool loops
-#   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen bash .ci/agents_e2e.sh  # the Python frameworks
+#   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen,semantic-kernel bash .ci/agents_e2e.sh  # the Python frameworks
 #   AGENTS_E2E_ONLY=claude-bedrock,claude-bedrock-key,claude-vertex bash .ci/agents_e2e.sh  # Claude Code via the cloud routes
 set -euo pipefail
 ci_suite=agents-e2e
@@ -95,6 +95,15 @@ AGNO_ANTHROPIC=${TOOLWARDEN_E2E_AGNO_ANTHROPIC:-2.17.0}
 # Anthropic clients' requests fail with anthropic 1.x and 2.x.
 AUTOGEN=${TOOLWARDEN_E2E_AUTOGEN:-0.7.5}
 AUTOGEN_ANTHROPIC_SDK=${TOOLWARDEN_E2E_AUTOGEN_ANTHROPIC_SDK:-0.125.0}
+# Semantic Kernel and the SDKs of its OpenAI, Anthropic, Google AI and
+# Bedrock services, in a venv of its own (it pins boto3 below 1.43); the
+# SDKs alone, not its `google` extra's Vertex AI packages, which these
+# services do not import.
+SEMANTIC_KERNEL=${TOOLWARDEN_E2E_SEMANTIC_KERNEL:-1.45.0}
+SK_OPENAI=${TOOLWARDEN_E2E_SK_OPENAI:-3.63.0}
+SK_ANTHROPIC=${TOOLWARDEN_E2E_SK_ANTHROPIC:-0.125.0}
+SK_GENAI=${TOOLWARDEN_E2E_SK_GENAI:-1.75.0}
+SK_BOTO3=${TOOLWARDEN_E2E_SK_BOTO3:-1.42.97}
 # The official TypeScript SDKs' own tool loops, the Agents SDK's included
 # (openai declares `engines: node >= 22`: they run on AI SDK 7's Node.js);
 # `ws` is openai's peer dependency for its WebSocket mode.
@@ -166,6 +175,9 @@ pip_bg agno "$agno_venv" "agno==$AGNO" "openai==$AGNO_OPENAI" "anthropic==$AGNO_
 autogen_venv="$cache/autogen"
 pip_bg autogen "$autogen_venv" "autogen-agentchat==$AUTOGEN" "autogen-ext[openai,anthropic]==$AUTOGEN" \
   "anthropic[bedrock]==$AUTOGEN_ANTHROPIC_SDK"
+sk_venv="$cache/semantic-kernel"
+pip_bg semantic-kernel "$sk_venv" "semantic-kernel==$SEMANTIC_KERNEL" "openai==$SK_OPENAI" "anthropic==$SK_ANTHROPIC" \
+  "google-genai==$SK_GENAI" "boto3==$SK_BOTO3"
 
 
 # --- npm clients: installed when the versions differ from what is cached
@@ -206,7 +218,7 @@ ci_build
 ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on Node.js %s'
 sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
 langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s, langchain-aws %s, boto3 %s'
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s"}' \
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s"}' \
   "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$QWEN_CODE" "$CLINE" "$CONTINUE_CLI" "$COPILOT" "$PI" "$OPENCLAW" "$OPENCLAW_NODE" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
@@ -217,10 +229,12 @@ versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qw
   "$AGENT_FRAMEWORK" "$AGENT_FRAMEWORK_OPENAI" "$AGENT_FRAMEWORK_BETA" \
   "$LLAMAINDEX" "$LLAMAINDEX_OPENAI" "$LLAMAINDEX_ANTHROPIC" "$LLAMAINDEX_ANTHROPIC_SDK" "$LLAMAINDEX_GOOGLE" "$LLAMAINDEX_BEDROCK" \
   "$AGNO" "$AGNO_OPENAI" "$AGNO_ANTHROPIC" "$AGNO_GENAI" "$BOTO3" \
-  "$AUTOGEN" "$AUTOGEN" "$AUTOGEN_ANTHROPIC_SDK")
+  "$AUTOGEN" "$AUTOGEN" "$AUTOGEN_ANTHROPIC_SDK" \
+  "$SEMANTIC_KERNEL" "$SK_OPENAI" "$SK_ANTHROPIC" "$SK_GENAI" "$SK_BOTO3")
 python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
   --tools "$npm_dir" --ai-tools "$ai_dir" --ai-node "$node_bin" --sdk-tools "$sdk_js_dir" \
   --openclaw-tools "$openclaw_dir" --openclaw-node "$openclaw_node_path" \
   --python "$venv/bin/python" --py-frameworks "$py_venv/bin/python" --crewai "$crewai_venv/bin/python" --strands "$strands_venv/bin/python" \
   --agent-framework "$maf_venv/bin/python" --llamaindex "$llamaindex_venv/bin/python" \
-  --agno "$agno_venv/bin/python" --autogen "$autogen_venv/bin/python" --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"
+  --agno "$agno_venv/bin/python" --autogen "$autogen_venv/bin/python" --semantic-kernel "$sk_venv/bin/python" \
+  --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"

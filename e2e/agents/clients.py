@@ -1336,3 +1336,39 @@ def autogen(ws, key, version, python, here):
     return py_framework("autogen", "AutoGen", version, python, here, "autogen_agent.py", ("run", "stream"), steps,
                         "again", providers=("openai-chat", "anthropic", "bedrock"),
                         mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+
+
+def semantic_kernel(ws, key, version, python, here):
+    """Semantic Kernel's agents on five models (a `ChatCompletionAgent` on
+    its OpenAI Chat Completions, Anthropic, Google AI and Bedrock Converse
+    services; an `OpenAIResponsesAgent`, its conversation stored on the
+    API's side), whole and streamed: the kernel's functions called by their
+    plugin-qualified names (`Tools-read_file`), a function's exception, an
+    unknown function, arguments missing or unexpected answered in
+    sentences of the kernel's own, none flagged; and a second message on
+    the same thread."""
+    def steps():
+        return workspace_steps(
+            read_missing=r"An error occurred while invoking the function Tools-read_file: \[Errno 2\] No such file",
+            ls_fails=r"Tools-run_shell: exit status 2: ls: cannot access",
+            edit_fails=r"Tools-edit_file: edit_file: 'absent text' not found in",
+            unknown=r"The tool call with name `no_such_tool` is not part of the provided tools",
+            explode=r"Tools-explode: 'NoneType' object has no attribute 'value'",
+            bad_arg=r"Tools-read_file: \[Errno 2\] No such file or directory: .*/42'",
+            cat_missing=r"Tools-run_shell: exit status 1: cat: missing.txt",
+        ) + [
+            Step("read_file", {}, True, r"Missing required argument\(s\): \['path'\]\. Please revise the arguments"),
+            Step("read_file", {"path": "present.txt", "encoding": "utf-8"}, True,
+                 r"Received unexpected argument\(s\): \['encoding'\]\."),
+        ]
+    client = py_framework("semantic-kernel", "Semantic Kernel", version, python, here, "semantic_kernel_agent.py",
+                          ("invoke", "stream"), steps, "thread",
+                          providers=("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"),
+                          mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+    # The kernel's functions are named by their plugin's name too: with a
+    # dash, and on Gemini with two underscores (a name it can take).
+    for name, script in client.scripts.items():
+        for step in script:
+            if step.tool != "no_such_tool":
+                step.tool = ("Tools__" if "-gemini-" in name else "Tools-") + step.tool
+    return client
