@@ -1372,3 +1372,31 @@ def semantic_kernel(ws, key, version, python, here):
             if step.tool != "no_such_tool":
                 step.tool = ("Tools__" if "-gemini-" in name else "Tools-") + step.tool
     return client
+
+
+def mastra(tools, ws, key, version, node, here):
+    """Mastra's `Agent` (installed under `tools`, run by `node` >= 22) on the
+    AI SDK's Anthropic, OpenAI Chat, OpenAI Responses and Google providers,
+    `generate` and `stream`: a tool's exception answered with its message,
+    an unknown tool, arguments its schema refuses (`{"error": true,
+    "message": "Tool input validation failed for read_file. …"}`), none
+    flagged; and per provider and mode a second run given the first's
+    messages."""
+    def steps():
+        return sdk_steps() + [
+            Step("read_file", {"path": 42}, True, r'"error":true,"message":"Tool input validation failed for read_file'),
+        ]
+    env = {"E2E_NODE_MODULES": os.path.join(tools, "node_modules")}
+    runs, scripts = [], {}
+    argv = [node, os.path.join(here, "mastra_agent.mjs")]
+    for provider in ("anthropic", "openai-chat", "openai-responses", "google"):
+        for mode in ("generate", "stream"):
+            s = f"mastra-{provider}-{mode}"
+            scripts[s] = steps()
+            runs.append(Run(s, argv + [provider, mode, s], env))
+    start = len(runs)
+    continued(runs, scripts, argv, "mastra", ("generate", "stream"), "history",
+              providers=("anthropic", "openai-chat", "openai-responses", "google"))
+    for run in runs[start:]:
+        run.env = env
+    return Client("Mastra", version, runs=runs, scripts=scripts, conversations=len(runs), parallel=2)

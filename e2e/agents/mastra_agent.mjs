@@ -1,0 +1,118 @@
+// One conversation with a Mastra agent (`@mastra/core`) through the gateway:
+// real tools (files, shell) that fail or succeed, run to the final answer.
+//
+//   node mastra_agent.mjs PROVIDER MODE MARKER [history]
+//   PROVIDER: anthropic | openai-chat | openai-responses | google (the AI
+//             SDK's providers, as Mastra takes them, at the gateway)
+//   MODE: generate (`agent.generate`) | stream (`agent.stream`, its text
+//         drained)
+// `history`: a second run given the first's messages and a new one: MARKER,
+// then MARKER-cont.
+//
+// Mastra runs each call and answers it with the API's result message: a
+// tool's exception as its message, arguments its schema refuses as
+// `{"error": true, "message": "Tool input validation failed for …"}`, an
+// unknown tool `Tool "x" not found. Available tools: …`; none flagged.
+// Environment: E2E_NODE_MODULES (where Mastra and the providers are
+// installed), E2E_GATEWAY, E2E_KEY, E2E_WORKSPACE. Prints the final text;
+// exits non-zero on any error.
+import { createRequire } from "node:module";
+import { execSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+
+const [provider, mode, marker, state = "none"] = process.argv.slice(2);
+const need = (k) => {
+  const v = process.env[k];
+  if (!v) throw new Error(`${k} is not set`);
+  return v;
+};
+const require = createRequire(resolve(need("E2E_NODE_MODULES"), "package.json"));
+const { Agent } = require("@mastra/core/agent");
+const { createTool } = require("@mastra/core/tools");
+const { z } = require("zod");
+const gateway = need("E2E_GATEWAY");
+const apiKey = need("E2E_KEY");
+const cwd = need("E2E_WORKSPACE");
+
+function model() {
+  switch (provider) {
+    case "anthropic":
+      return require("@ai-sdk/anthropic").createAnthropic({ baseURL: `${gateway}/v1`, apiKey })("claude-sonnet-4-5");
+    case "openai-chat":
+      return require("@ai-sdk/openai").createOpenAI({ baseURL: `${gateway}/v1`, apiKey }).chat("gpt-4o");
+    case "openai-responses":
+      return require("@ai-sdk/openai").createOpenAI({ baseURL: `${gateway}/v1`, apiKey }).responses("gpt-4.1");
+    case "google":
+      return require("@ai-sdk/google")
+        .createGoogleGenerativeAI({ baseURL: `${gateway}/v1beta`, apiKey })("gemini-2.5-flash");
+    default:
+      throw new Error(`unknown provider ${provider}`);
+  }
+}
+
+const tools = {
+  read_file: createTool({
+    id: "read_file",
+    description: "Read a text file.",
+    inputSchema: z.object({ path: z.string() }),
+    execute: async ({ path }) => readFileSync(resolve(cwd, path), "utf8"),
+  }),
+  run_shell: createTool({
+    id: "run_shell",
+    description: "Run a shell command; fails when it exits non-zero.",
+    inputSchema: z.object({ command: z.string() }),
+    execute: async ({ command }) => execSync(command, { cwd, encoding: "utf8", stdio: "pipe" }),
+  }),
+  edit_file: createTool({
+    id: "edit_file",
+    description: "Replace text in a file.",
+    inputSchema: z.object({ path: z.string(), old: z.string(), new: z.string() }),
+    execute: async ({ path, old, new: replacement }) => {
+      const file = resolve(cwd, path);
+      const text = readFileSync(file, "utf8");
+      if (!text.includes(old)) throw new Error(`edit_file: ${JSON.stringify(old)} not found in ${path}`);
+      writeFileSync(file, text.replace(old, replacement));
+      return "edited";
+    },
+  }),
+  explode: createTool({
+    id: "explode",
+    description: "A tool with a bug: it always throws a TypeError.",
+    inputSchema: z.object({}),
+    execute: async () => {
+      const config = JSON.parse("null");
+      return config.value;
+    },
+  }),
+};
+
+const agent = new Agent({ id: "checker", name: "checker", instructions: "Run the checks.", model: model(), tools });
+
+// The run's answer and its messages (the prompt's included), for a run
+// that continues it.
+async function ask(messages) {
+  const options = { maxSteps: 20, modelSettings: { maxRetries: 0 } };
+  if (mode === "generate") {
+    const result = await agent.generate(messages, options);
+    return { text: result.text, messages: result.response.messages };
+  }
+  if (mode === "stream") {
+    const result = await agent.stream(messages, options);
+    for await (const _ of result.textStream) {
+      // drain
+    }
+    return { text: await result.text, messages: (await result.response).messages };
+  }
+  throw new Error(`unknown mode ${mode}`);
+}
+
+const first = [{ role: "user", content: `Run the checks. [[e2e:${marker}]]` }];
+const done = await ask(first);
+console.log(done.text);
+if (state === "history") {
+  const more = await ask([...first, ...done.messages, { role: "user", content: `One more. [[e2e:${marker}-cont]]` }]);
+  console.log(more.text);
+} else if (state !== "none") {
+  throw new Error(`unknown state ${state}`);
+}
