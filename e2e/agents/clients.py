@@ -1339,10 +1339,10 @@ def autogen(ws, key, version, python, here):
 
 
 def semantic_kernel(ws, key, version, python, here):
-    """Semantic Kernel's agents on five models (a `ChatCompletionAgent` on
-    its OpenAI Chat Completions, Anthropic, Google AI and Bedrock Converse
-    services; an `OpenAIResponsesAgent`, its conversation stored on the
-    API's side), whole and streamed: the kernel's functions called by their
+    """Semantic Kernel's agents on seven services (a `ChatCompletionAgent` on
+    its OpenAI Chat Completions, Azure OpenAI, Anthropic, Google AI and
+    Bedrock Converse services; an `OpenAIResponsesAgent` and an
+    `AzureResponsesAgent`), whole and streamed: the kernel's functions called by their
     plugin-qualified names (`Tools-read_file`), a function's exception, an
     unknown function, arguments missing or unexpected answered in
     sentences of the kernel's own, none flagged; and a second message on
@@ -1361,10 +1361,14 @@ def semantic_kernel(ws, key, version, python, here):
             Step("read_file", {"path": "present.txt", "encoding": "utf-8"}, True,
                  r"Received unexpected argument\(s\): \['encoding'\]\."),
         ]
+    def gateway(tmp, mock_url):
+        args, env = bedrock_gateway(tmp, mock_url)
+        return args + ["--azure-upstream", mock_url], env
     client = py_framework("semantic-kernel", "Semantic Kernel", version, python, here, "semantic_kernel_agent.py",
                           ("invoke", "stream"), steps, "thread",
-                          providers=("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"),
-                          mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+                          providers=("openai-chat", "openai-responses", "azure-chat", "azure-responses", "anthropic",
+                                     "gemini", "bedrock"),
+                          mock_args=BEDROCK_MOCK_ARGS, gateway=gateway)
     # The kernel's functions are named by their plugin's name too: with a
     # dash, and on Gemini with two underscores (a name it can take).
     for name, script in client.scripts.items():

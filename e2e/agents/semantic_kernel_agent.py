@@ -3,12 +3,15 @@ gateway: an agent with the workspace's tools as a plugin, run to its final
 answer.
 
     python semantic_kernel_agent.py PROVIDER MODE MARKER [thread]
-    PROVIDER: openai-chat | openai-responses | anthropic | gemini | bedrock
+    PROVIDER: openai-chat | openai-responses | azure-chat | azure-responses |
+              anthropic | gemini | bedrock
               (a `ChatCompletionAgent` on its `OpenAIChatCompletion`,
               `AnthropicChatCompletion`, `GoogleAIChatCompletion` and
               `BedrockChatCompletion` services, the last boto3's Converse
               API; an `OpenAIResponsesAgent` on the Responses API, with
-              `store_enabled=False`: the whole conversation in each request)
+              `store_enabled=False`: the whole conversation in each request;
+              `azure-…`, its `AzureChatCompletion` and `AzureResponsesAgent`
+              on Azure OpenAI at the gateway's `/azure`)
     MODE: invoke (`await agent.get_response(…)`) | stream
           (`agent.invoke_stream(…)`)
 
@@ -57,6 +60,14 @@ class Tools:
         return W.explode()
 
 
+def azure_client(gateway: str, key: str):
+    """The `openai` SDK's Azure client at the gateway's `/azure`: a
+    deployment's path, its API version in the query, the key in `api-key`.
+    Given to the kernel whole, as its settings take an `https` endpoint
+    only."""
+    from openai import AsyncAzureOpenAI
+    return AsyncAzureOpenAI(azure_endpoint=f"{gateway}/azure", api_key=key, api_version="2025-04-01-preview")
+
 # The kernel stops running calls after five round trips by default; the
 # scripts have more.
 CHOICE = FunctionChoiceBehavior.Auto(maximum_auto_invoke_attempts=20)
@@ -66,6 +77,10 @@ def agent(provider: str):
     gateway, key = os.environ["E2E_GATEWAY"], os.environ["E2E_KEY"]
     common = {"name": "checker", "instructions": "Run the checks.", "plugins": [Tools()],
               "function_choice_behavior": CHOICE}
+    if provider == "azure-responses":
+        from semantic_kernel.agents import AzureResponsesAgent
+        return AzureResponsesAgent(ai_model_id="gpt-4.1", client=azure_client(gateway, key), store_enabled=False,
+                                   **common)
     if provider == "openai-responses":
         from openai import AsyncOpenAI
         from semantic_kernel.agents import OpenAIResponsesAgent
@@ -82,6 +97,9 @@ def agent(provider: str):
         from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
         service = OpenAIChatCompletion(ai_model_id="gpt-4o",
                                        async_client=AsyncOpenAI(api_key=key, base_url=f"{gateway}/v1"))
+    elif provider == "azure-chat":
+        from semantic_kernel.connectors.ai.open_ai import AzureChatCompletion
+        service = AzureChatCompletion(deployment_name="gpt-4o", async_client=azure_client(gateway, key))
     elif provider == "anthropic":
         from anthropic import AsyncAnthropic
         from semantic_kernel.connectors.ai.anthropic import AnthropicChatCompletion

@@ -3,8 +3,10 @@
 //!
 //! - Azure OpenAI: `POST /openai/deployments/{d}/chat/completions?api-version=…`,
 //!   `/openai/deployments/{d}/responses`, `/openai/v1/chat/completions`,
-//!   `/openai/v1/responses`; a deployment's path without `api-version` is
-//!   404 "Resource not found"; `api-key` or `Authorization: Bearer` (401 in
+//!   `/openai/v1/responses`, and the preview API's `/openai/responses?api-version=…`
+//!   (the `AzureOpenAI` clients' `responses.create` without a deployment);
+//!   a deployment's or the preview's path without `api-version` is 404
+//!   "Resource not found"; `api-key` or `Authorization: Bearer` (401 in
 //!   OpenAI's envelope without); a Chat stream begins with a chunk whose
 //!   `choices` is empty and which carries `prompt_filter_results`, as Azure's do;
 //! - Vertex AI: `…/publishers/google/models/{m}:generateContent` /
@@ -103,6 +105,8 @@ pub(crate) fn route(path: &str, query: Option<&str>) -> Option<CloudRoute> {
     if let Some(rest) = path.strip_prefix("/openai/") {
         let op = match rest.strip_prefix("deployments/") {
             Some(d) => d.split_once('/')?.1,
+            // the preview API's Responses, no deployment in the path
+            None if rest == "responses" => rest,
             None => rest.strip_prefix("v1/")?,
         };
         let dialect = match op {
@@ -241,10 +245,12 @@ pub(crate) fn check_auth(
 ) -> Option<Denied> {
     let headers = &parts.headers;
     match route.cloud {
-        // A deployment's path names its API version (`/openai/v1/…` does
-        // not): without `api-version`, Azure finds no resource.
+        // A deployment's path names its API version, as the preview API's
+        // Responses does (`/openai/v1/…` does not): without `api-version`,
+        // Azure finds no resource.
         Cloud::Azure
-            if parts.uri.path().contains("/openai/deployments/")
+            if (parts.uri.path().contains("/openai/deployments/")
+                || parts.uri.path().ends_with("/openai/responses"))
                 && !parts.uri.query().is_some_and(|q| {
                     q.split('&').any(|kv| {
                         kv.strip_prefix("api-version=")
@@ -734,6 +740,17 @@ mod tests {
             None
         );
         assert_eq!(check("/azure/openai/v1/responses"), None);
+        let preview = "/azure/openai/responses";
+        assert_eq!(
+            route(preview, None).unwrap().dialect,
+            Dialect::OpenAiResponses
+        );
+        assert_eq!(check(preview), Some(StatusCode::NOT_FOUND));
+        assert_eq!(
+            check(&format!("{preview}?api-version=2025-04-01-preview")),
+            None
+        );
+        assert!(route("/openai/other", None).is_none());
     }
 
     /// A request for `path` signed with `key`, for `region` and `service`
