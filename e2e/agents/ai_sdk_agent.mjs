@@ -7,38 +7,13 @@
 // Environment: E2E_NODE_MODULES (where `ai` and the providers are installed),
 // E2E_GATEWAY (the gateway's URL), E2E_KEY, E2E_WORKSPACE (the tools' cwd).
 // Prints the model's final text; exits non-zero on any error.
-import { createRequire } from "node:module";
 import { execSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { require, cwd, aiSdkModel } from "./driver_env.mjs";
 
 const [provider, mode, marker] = process.argv.slice(2);
-const need = (k) => {
-  const v = process.env[k];
-  if (!v) throw new Error(`${k} is not set`);
-  return v;
-};
-const require = createRequire(resolve(need("E2E_NODE_MODULES"), "package.json"));
 const { generateText, streamText, tool, stepCountIs, jsonSchema } = require("ai");
-const gateway = need("E2E_GATEWAY");
-const apiKey = need("E2E_KEY");
-const cwd = need("E2E_WORKSPACE");
-
-function model() {
-  switch (provider) {
-    case "anthropic":
-      return require("@ai-sdk/anthropic").createAnthropic({ baseURL: `${gateway}/v1`, apiKey })("claude-sonnet-4-5");
-    case "openai-chat":
-      return require("@ai-sdk/openai").createOpenAI({ baseURL: `${gateway}/v1`, apiKey }).chat("gpt-4o");
-    case "openai-responses":
-      return require("@ai-sdk/openai").createOpenAI({ baseURL: `${gateway}/v1`, apiKey }).responses("gpt-4.1");
-    case "google":
-      return require("@ai-sdk/google")
-        .createGoogleGenerativeAI({ baseURL: `${gateway}/v1beta`, apiKey })("gemini-2.5-flash");
-    default:
-      throw new Error(`unknown provider ${provider}`);
-  }
-}
 
 const object = (properties) =>
   jsonSchema({ type: "object", properties, required: Object.keys(properties), additionalProperties: false });
@@ -76,7 +51,7 @@ const tools = {
 };
 
 const request = {
-  model: model(),
+  model: aiSdkModel(provider),
   tools,
   stopWhen: stepCountIs(12),
   maxRetries: 0,

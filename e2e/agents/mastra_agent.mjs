@@ -16,40 +16,15 @@
 // Environment: E2E_NODE_MODULES (where Mastra and the providers are
 // installed), E2E_GATEWAY, E2E_KEY, E2E_WORKSPACE. Prints the final text;
 // exits non-zero on any error.
-import { createRequire } from "node:module";
 import { execSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { require, cwd, aiSdkModel } from "./driver_env.mjs";
 
 const [provider, mode, marker, state = "none"] = process.argv.slice(2);
-const need = (k) => {
-  const v = process.env[k];
-  if (!v) throw new Error(`${k} is not set`);
-  return v;
-};
-const require = createRequire(resolve(need("E2E_NODE_MODULES"), "package.json"));
 const { Agent } = require("@mastra/core/agent");
 const { createTool } = require("@mastra/core/tools");
 const { z } = require("zod");
-const gateway = need("E2E_GATEWAY");
-const apiKey = need("E2E_KEY");
-const cwd = need("E2E_WORKSPACE");
-
-function model() {
-  switch (provider) {
-    case "anthropic":
-      return require("@ai-sdk/anthropic").createAnthropic({ baseURL: `${gateway}/v1`, apiKey })("claude-sonnet-4-5");
-    case "openai-chat":
-      return require("@ai-sdk/openai").createOpenAI({ baseURL: `${gateway}/v1`, apiKey }).chat("gpt-4o");
-    case "openai-responses":
-      return require("@ai-sdk/openai").createOpenAI({ baseURL: `${gateway}/v1`, apiKey }).responses("gpt-4.1");
-    case "google":
-      return require("@ai-sdk/google")
-        .createGoogleGenerativeAI({ baseURL: `${gateway}/v1beta`, apiKey })("gemini-2.5-flash");
-    default:
-      throw new Error(`unknown provider ${provider}`);
-  }
-}
 
 const tools = {
   read_file: createTool({
@@ -87,7 +62,7 @@ const tools = {
   }),
 };
 
-const agent = new Agent({ id: "checker", name: "checker", instructions: "Run the checks.", model: model(), tools });
+const agent = new Agent({ id: "checker", name: "checker", instructions: "Run the checks.", model: aiSdkModel(provider), tools });
 
 // The run's answer and its messages (the prompt's included), for a run
 // that continues it.

@@ -23,21 +23,12 @@
 // Environment: E2E_NODE_MODULES (where the SDKs are installed), E2E_GATEWAY
 // (the gateway's URL), E2E_KEY, E2E_WORKSPACE (the tools' cwd).
 // Prints the model's final text; exits non-zero on any error.
-import { createRequire } from "node:module";
 import { execSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { require, gateway, apiKey, cwd } from "./driver_env.mjs";
 
 const [api, mode, marker, state = "none"] = process.argv.slice(2);
-const need = (k) => {
-  const v = process.env[k];
-  if (!v) throw new Error(`${k} is not set`);
-  return v;
-};
-const require = createRequire(resolve(need("E2E_NODE_MODULES"), "package.json"));
-const gateway = need("E2E_GATEWAY");
-const apiKey = need("E2E_KEY");
-const cwd = need("E2E_WORKSPACE");
 const prompt = `Run the checks. [[e2e:${marker}]]`;
 const MAX_TURNS = 12;
 
