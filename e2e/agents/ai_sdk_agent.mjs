@@ -7,48 +7,18 @@
 // Environment: E2E_NODE_MODULES (where `ai` and the providers are installed),
 // E2E_GATEWAY (the gateway's URL), E2E_KEY, E2E_WORKSPACE (the tools' cwd).
 // Prints the model's final text; exits non-zero on any error.
-import { execSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { require, cwd, aiSdkModel } from "./driver_env.mjs";
+import { require, aiSdkModel } from "./driver_env.mjs";
+import { TOOLS, schemaOf } from "./workspace_tools.mjs";
 
 const [provider, mode, marker] = process.argv.slice(2);
 const { generateText, streamText, tool, stepCountIs, jsonSchema } = require("ai");
 
-const object = (properties) =>
-  jsonSchema({ type: "object", properties, required: Object.keys(properties), additionalProperties: false });
-const str = { type: "string" };
-const tools = {
-  read_file: tool({
-    description: "Read a text file.",
-    inputSchema: object({ path: str }),
-    execute: async ({ path }) => readFileSync(resolve(cwd, path), "utf8"),
-  }),
-  run_shell: tool({
-    description: "Run a shell command; fails when it exits non-zero.",
-    inputSchema: object({ command: str }),
-    execute: async ({ command }) => execSync(command, { cwd, encoding: "utf8", stdio: "pipe" }),
-  }),
-  edit_file: tool({
-    description: "Replace text in a file.",
-    inputSchema: object({ path: str, old: str, new: str }),
-    execute: async ({ path, old, new: replacement }) => {
-      const file = resolve(cwd, path);
-      const text = readFileSync(file, "utf8");
-      if (!text.includes(old)) throw new Error(`edit_file: ${JSON.stringify(old)} not found in ${path}`);
-      writeFileSync(file, text.replace(old, replacement));
-      return "edited";
-    },
-  }),
-  explode: tool({
-    description: "A tool with a bug: it always throws a TypeError.",
-    inputSchema: object({}),
-    execute: async () => {
-      const config = JSON.parse("null");
-      return config.value;
-    },
-  }),
-};
+const tools = Object.fromEntries(
+  TOOLS.map((t) => [
+    t.name,
+    tool({ description: t.description, inputSchema: jsonSchema(schemaOf(t.args)), execute: async (args) => t.run(args) }),
+  ]),
+);
 
 const request = {
   model: aiSdkModel(provider),

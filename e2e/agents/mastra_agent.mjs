@@ -16,51 +16,25 @@
 // Environment: E2E_NODE_MODULES (where Mastra and the providers are
 // installed), E2E_GATEWAY, E2E_KEY, E2E_WORKSPACE. Prints the final text;
 // exits non-zero on any error.
-import { execSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { require, cwd, aiSdkModel } from "./driver_env.mjs";
+import { require, aiSdkModel } from "./driver_env.mjs";
+import { TOOLS } from "./workspace_tools.mjs";
 
 const [provider, mode, marker, state = "none"] = process.argv.slice(2);
 const { Agent } = require("@mastra/core/agent");
 const { createTool } = require("@mastra/core/tools");
 const { z } = require("zod");
 
-const tools = {
-  read_file: createTool({
-    id: "read_file",
-    description: "Read a text file.",
-    inputSchema: z.object({ path: z.string() }),
-    execute: async ({ path }) => readFileSync(resolve(cwd, path), "utf8"),
-  }),
-  run_shell: createTool({
-    id: "run_shell",
-    description: "Run a shell command; fails when it exits non-zero.",
-    inputSchema: z.object({ command: z.string() }),
-    execute: async ({ command }) => execSync(command, { cwd, encoding: "utf8", stdio: "pipe" }),
-  }),
-  edit_file: createTool({
-    id: "edit_file",
-    description: "Replace text in a file.",
-    inputSchema: z.object({ path: z.string(), old: z.string(), new: z.string() }),
-    execute: async ({ path, old, new: replacement }) => {
-      const file = resolve(cwd, path);
-      const text = readFileSync(file, "utf8");
-      if (!text.includes(old)) throw new Error(`edit_file: ${JSON.stringify(old)} not found in ${path}`);
-      writeFileSync(file, text.replace(old, replacement));
-      return "edited";
-    },
-  }),
-  explode: createTool({
-    id: "explode",
-    description: "A tool with a bug: it always throws a TypeError.",
-    inputSchema: z.object({}),
-    execute: async () => {
-      const config = JSON.parse("null");
-      return config.value;
-    },
-  }),
-};
+const tools = Object.fromEntries(
+  TOOLS.map((t) => [
+    t.name,
+    createTool({
+      id: t.name,
+      description: t.description,
+      inputSchema: z.object(Object.fromEntries(t.args.map((a) => [a, z.string()]))),
+      execute: async (args) => t.run(args),
+    }),
+  ]),
+);
 
 const agent = new Agent({ id: "checker", name: "checker", instructions: "Run the checks.", model: aiSdkModel(provider), tools });
 

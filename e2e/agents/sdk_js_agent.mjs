@@ -23,54 +23,16 @@
 // Environment: E2E_NODE_MODULES (where the SDKs are installed), E2E_GATEWAY
 // (the gateway's URL), E2E_KEY, E2E_WORKSPACE (the tools' cwd).
 // Prints the model's final text; exits non-zero on any error.
-import { execSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { require, gateway, apiKey, cwd } from "./driver_env.mjs";
+import { require, gateway, apiKey } from "./driver_env.mjs";
+import { TOOLS, schemaOf } from "./workspace_tools.mjs";
 
 const [api, mode, marker, state = "none"] = process.argv.slice(2);
 const prompt = `Run the checks. [[e2e:${marker}]]`;
 const MAX_TURNS = 12;
 
-const str = { type: "string" };
-const object = (properties) => ({
-  type: "object",
-  properties,
-  required: Object.keys(properties),
-  additionalProperties: false,
-});
 // The tools: name, description, JSON schema, and what they do (they throw on
 // failure, as code does).
-const tools = [
-  ["read_file", "Read a text file.", object({ path: str }), ({ path }) => readFileSync(resolve(cwd, path), "utf8")],
-  [
-    "run_shell",
-    "Run a shell command; fails when it exits non-zero.",
-    object({ command: str }),
-    ({ command }) => execSync(command, { cwd, encoding: "utf8", stdio: "pipe" }),
-  ],
-  [
-    "edit_file",
-    "Replace text in a file.",
-    object({ path: str, old: str, new: str }),
-    ({ path, old, new: replacement }) => {
-      const file = resolve(cwd, path);
-      const text = readFileSync(file, "utf8");
-      if (!text.includes(old)) throw new Error(`edit_file: ${JSON.stringify(old)} not found in ${path}`);
-      writeFileSync(file, text.replace(old, replacement));
-      return "edited";
-    },
-  ],
-  [
-    "explode",
-    "A tool with a bug: it always throws a TypeError.",
-    object({}),
-    () => {
-      const config = JSON.parse("null");
-      return config.value;
-    },
-  ],
-];
+const tools = TOOLS.map((t) => [t.name, t.description, schemaOf(t.args), t.run]);
 
 // Where the SDK leaves a tool's exception to the caller (`runTools`, the
 // Responses loop), the caller answers with its message, as the guides do.
