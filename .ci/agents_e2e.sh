@@ -10,6 +10,7 @@
 #   AGENTS_E2E_ONLY=ai,ai6 bash .ci/agents_e2e.sh  # the Vercel AI SDK 7 (on Node.js 22) and 6
 #   AGENTS_E2E_ONLY=sdk-js bash .ci/agents_e2e.sh  # the openai and @anthropic-ai/sdk tool loops
 #   AGENTS_E2E_ONLY=mastra bash .ci/agents_e2e.sh  # Mastra's agent
+#   AGENTS_E2E_ONLY=langchain-js bash .ci/agents_e2e.sh  # LangChain.js's agent
 #   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen,semantic-kernel bash .ci/agents_e2e.sh  # the Python frameworks
 #   AGENTS_E2E_ONLY=claude-bedrock,claude-bedrock-key,claude-vertex bash .ci/agents_e2e.sh  # Claude Code via the cloud routes
 set -euo pipefail
@@ -117,6 +118,16 @@ SDK_AGENTS=${TOOLWARDEN_E2E_SDK_AGENTS:-0.20.0}
 # are written in.
 MASTRA=${TOOLWARDEN_E2E_MASTRA:-1.71.0}
 MASTRA_ZOD=${TOOLWARDEN_E2E_MASTRA_ZOD:-4.6.7}
+# LangChain.js's agent (`createAgent`, on LangGraph.js) with its chat
+# models' packages (`@langchain/openai` declares `engines: node >= 22`: it
+# runs on AI SDK 7's Node.js).
+LANGCHAIN_JS=${TOOLWARDEN_E2E_LANGCHAIN_JS:-1.5.14}
+LANGCHAIN_JS_CORE=${TOOLWARDEN_E2E_LANGCHAIN_JS_CORE:-1.5.0}
+LANGGRAPH_JS=${TOOLWARDEN_E2E_LANGGRAPH_JS:-1.7.5}
+LANGCHAIN_JS_OPENAI=${TOOLWARDEN_E2E_LANGCHAIN_JS_OPENAI:-1.6.0}
+LANGCHAIN_JS_ANTHROPIC=${TOOLWARDEN_E2E_LANGCHAIN_JS_ANTHROPIC:-1.5.11}
+LANGCHAIN_JS_GOOGLE=${TOOLWARDEN_E2E_LANGCHAIN_JS_GOOGLE:-2.3.2}
+LANGCHAIN_JS_AWS=${TOOLWARDEN_E2E_LANGCHAIN_JS_AWS:-1.4.5}
 
 npm_pkgs=(
   "@anthropic-ai/claude-code@$CLAUDE_CODE" "@google/gemini-cli@$GEMINI_CLI" "@openai/codex@$CODEX"
@@ -127,6 +138,9 @@ npm_pkgs=(
 ai_pkgs=("ai@$AI" "@ai-sdk/anthropic@$AI_ANTHROPIC" "@ai-sdk/openai@$AI_OPENAI" "@ai-sdk/google@$AI_GOOGLE")
 mastra_pkgs=("@mastra/core@$MASTRA" "@ai-sdk/anthropic@$AI6_ANTHROPIC" "@ai-sdk/openai@$AI6_OPENAI"
   "@ai-sdk/google@$AI6_GOOGLE" "zod@$MASTRA_ZOD")
+langchain_js_pkgs=("langchain@$LANGCHAIN_JS" "@langchain/core@$LANGCHAIN_JS_CORE" "@langchain/langgraph@$LANGGRAPH_JS"
+  "@langchain/openai@$LANGCHAIN_JS_OPENAI" "@langchain/anthropic@$LANGCHAIN_JS_ANTHROPIC"
+  "@langchain/google-genai@$LANGCHAIN_JS_GOOGLE" "@langchain/aws@$LANGCHAIN_JS_AWS" "zod@$MASTRA_ZOD")
 sdk_js_pkgs=("openai@$SDK_OPENAI" "@anthropic-ai/sdk@$SDK_ANTHROPIC" "ws@$SDK_WS" "@openai/agents@$SDK_AGENTS")
 
 command -v node >/dev/null || { echo "agents-e2e: node is required (Node.js >= 20)"; exit 1; }
@@ -221,14 +235,17 @@ sdk_js_dir="$cache/sdk-js"
 npm_config_engine_strict=false ci_npm "$sdk_js_dir" "${sdk_js_pkgs[@]}"
 mastra_dir="$cache/mastra"
 npm_config_engine_strict=false ci_npm "$mastra_dir" "${mastra_pkgs[@]}"
+langchain_js_dir="$cache/langchain-js"
+npm_config_engine_strict=false ci_npm "$langchain_js_dir" "${langchain_js_pkgs[@]}"
 
 pip_wait
 ci_build
 
 ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on Node.js %s'
 sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
+langchain_js='langchain %s, @langchain/core %s, @langchain/langgraph %s, @langchain/openai %s, @langchain/anthropic %s, @langchain/google-genai %s, @langchain/aws %s, zod %s, on Node.js %s'
 langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s, langchain-aws %s, boto3 %s'
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s","mastra":"@mastra/core %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, zod %s, on Node.js %s"}' \
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s","mastra":"@mastra/core %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, zod %s, on Node.js %s","langchain-js":"'"$langchain_js"'"}' \
   "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$QWEN_CODE" "$CLINE" "$CONTINUE_CLI" "$COPILOT" "$PI" "$OPENCLAW" "$OPENCLAW_NODE" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
@@ -241,9 +258,12 @@ versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qw
   "$AGNO" "$AGNO_OPENAI" "$AGNO_ANTHROPIC" "$AGNO_GENAI" "$BOTO3" \
   "$AUTOGEN" "$AUTOGEN" "$AUTOGEN_ANTHROPIC_SDK" \
   "$SEMANTIC_KERNEL" "$SK_OPENAI" "$SK_ANTHROPIC" "$SK_GENAI" "$SK_BOTO3" \
-  "$MASTRA" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$MASTRA_ZOD" "$NODE")
+  "$MASTRA" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$MASTRA_ZOD" "$NODE" \
+  "$LANGCHAIN_JS" "$LANGCHAIN_JS_CORE" "$LANGGRAPH_JS" "$LANGCHAIN_JS_OPENAI" "$LANGCHAIN_JS_ANTHROPIC" "$LANGCHAIN_JS_GOOGLE" \
+  "$LANGCHAIN_JS_AWS" "$MASTRA_ZOD" "$NODE")
 python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
   --tools "$npm_dir" --ai-tools "$ai_dir" --ai-node "$node_bin" --sdk-tools "$sdk_js_dir" --mastra-tools "$mastra_dir" \
+  --langchain-js-tools "$langchain_js_dir" \
   --openclaw-tools "$openclaw_dir" --openclaw-node "$openclaw_node_path" \
   --python "$venv/bin/python" --py-frameworks "$py_venv/bin/python" --crewai "$crewai_venv/bin/python" --strands "$strands_venv/bin/python" \
   --agent-framework "$maf_venv/bin/python" --llamaindex "$llamaindex_venv/bin/python" \

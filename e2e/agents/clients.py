@@ -1404,3 +1404,28 @@ def mastra(tools, ws, key, version, node, here):
     for run in runs[start:]:
         run.env = env
     return Client("Mastra", version, runs=runs, scripts=scripts, conversations=len(runs), parallel=2)
+
+
+def langchain_js(tools, ws, key, version, node, here):
+    """LangChain.js's agent (`createAgent`, a LangGraph graph; installed
+    under `tools`, run by `node` >= 22) on five chat models, its tool node's
+    defaults answering every failure: a tool's exception as the error's
+    text and `\\n Please fix your mistakes.`, arguments its schema refuses
+    (`Error invoking tool 'read_file' with kwargs …`), an unknown tool
+    (`Error: no_such_tool is not a valid tool, try one of […].`), each a
+    `ToolMessage` with status "error", flagged by the Google provider
+    alone; and per model and mode a thread kept by a checkpointer
+    given a second message (its whole history resent)."""
+    def steps():
+        return sdk_steps()[:5] + [
+            Step("explode", {}, True, r"TypeError: Cannot read properties of null.*Please fix your mistakes"),
+            Step("read_file", {"path": 42}, True, r"Error invoking tool 'read_file' .*did not match expected schema"),
+        ]
+    providers = ("openai-chat", "openai-responses", "anthropic", "google", "bedrock")
+    env = {"E2E_NODE_MODULES": os.path.join(tools, "node_modules")}
+    client = py_framework("langchain-js", "LangChain.js agent", version, node, here, "langchain_js_agent.mjs",
+                          ("invoke", "stream"), steps, "thread", providers=providers,
+                          mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+    for run in client.runs:
+        run.env = env
+    return client
