@@ -11,6 +11,7 @@
 #   AGENTS_E2E_ONLY=sdk-js bash .ci/agents_e2e.sh  # the openai and @anthropic-ai/sdk tool loops
 #   AGENTS_E2E_ONLY=mastra bash .ci/agents_e2e.sh  # Mastra's agent
 #   AGENTS_E2E_ONLY=langchain-js bash .ci/agents_e2e.sh  # LangChain.js's agent
+#   AGENTS_E2E_ONLY=claude-agent-sdk bash .ci/agents_e2e.sh  # the Claude Agent SDK (TypeScript)
 #   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen,semantic-kernel bash .ci/agents_e2e.sh  # the Python frameworks
 #   AGENTS_E2E_ONLY=claude-bedrock,claude-bedrock-key,claude-vertex bash .ci/agents_e2e.sh  # Claude Code via the cloud routes
 set -euo pipefail
@@ -128,6 +129,11 @@ LANGCHAIN_JS_OPENAI=${TOOLWARDEN_E2E_LANGCHAIN_JS_OPENAI:-1.6.0}
 LANGCHAIN_JS_ANTHROPIC=${TOOLWARDEN_E2E_LANGCHAIN_JS_ANTHROPIC:-1.5.11}
 LANGCHAIN_JS_GOOGLE=${TOOLWARDEN_E2E_LANGCHAIN_JS_GOOGLE:-2.3.2}
 LANGCHAIN_JS_AWS=${TOOLWARDEN_E2E_LANGCHAIN_JS_AWS:-1.4.5}
+# The Claude Agent SDK for TypeScript (it ships its Claude Code binary in a
+# package per platform), with its peer dependencies: the Anthropic SDK
+# (the sdk-js pin), the MCP SDK and zod (Mastra's pin).
+CLAUDE_AGENT_SDK=${TOOLWARDEN_E2E_CLAUDE_AGENT_SDK:-0.3.337}
+CLAUDE_AGENT_SDK_MCP=${TOOLWARDEN_E2E_CLAUDE_AGENT_SDK_MCP:-1.32.2}
 
 npm_pkgs=(
   "@anthropic-ai/claude-code@$CLAUDE_CODE" "@google/gemini-cli@$GEMINI_CLI" "@openai/codex@$CODEX"
@@ -141,6 +147,8 @@ mastra_pkgs=("@mastra/core@$MASTRA" "@ai-sdk/anthropic@$AI6_ANTHROPIC" "@ai-sdk/
 langchain_js_pkgs=("langchain@$LANGCHAIN_JS" "@langchain/core@$LANGCHAIN_JS_CORE" "@langchain/langgraph@$LANGGRAPH_JS"
   "@langchain/openai@$LANGCHAIN_JS_OPENAI" "@langchain/anthropic@$LANGCHAIN_JS_ANTHROPIC"
   "@langchain/google-genai@$LANGCHAIN_JS_GOOGLE" "@langchain/aws@$LANGCHAIN_JS_AWS" "zod@$MASTRA_ZOD")
+claude_agent_sdk_pkgs=("@anthropic-ai/claude-agent-sdk@$CLAUDE_AGENT_SDK" "@anthropic-ai/sdk@$SDK_ANTHROPIC"
+  "@modelcontextprotocol/sdk@$CLAUDE_AGENT_SDK_MCP" "zod@$MASTRA_ZOD")
 sdk_js_pkgs=("openai@$SDK_OPENAI" "@anthropic-ai/sdk@$SDK_ANTHROPIC" "ws@$SDK_WS" "@openai/agents@$SDK_AGENTS")
 
 command -v node >/dev/null || { echo "agents-e2e: node is required (Node.js >= 20)"; exit 1; }
@@ -237,6 +245,8 @@ mastra_dir="$cache/mastra"
 npm_config_engine_strict=false ci_npm "$mastra_dir" "${mastra_pkgs[@]}"
 langchain_js_dir="$cache/langchain-js"
 npm_config_engine_strict=false ci_npm "$langchain_js_dir" "${langchain_js_pkgs[@]}"
+claude_agent_sdk_dir="$cache/claude-agent-sdk"
+ci_npm "$claude_agent_sdk_dir" "${claude_agent_sdk_pkgs[@]}"
 
 pip_wait
 ci_build
@@ -245,7 +255,7 @@ ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on No
 sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
 langchain_js='langchain %s, @langchain/core %s, @langchain/langgraph %s, @langchain/openai %s, @langchain/anthropic %s, @langchain/google-genai %s, @langchain/aws %s, zod %s, on Node.js %s'
 langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s, langchain-aws %s, boto3 %s'
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s","mastra":"@mastra/core %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, zod %s, on Node.js %s","langchain-js":"'"$langchain_js"'"}' \
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s","mastra":"@mastra/core %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, zod %s, on Node.js %s","langchain-js":"'"$langchain_js"'","claude-agent-sdk":"@anthropic-ai/claude-agent-sdk %s, @anthropic-ai/sdk %s, @modelcontextprotocol/sdk %s, zod %s"}' \
   "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$QWEN_CODE" "$CLINE" "$CONTINUE_CLI" "$COPILOT" "$PI" "$OPENCLAW" "$OPENCLAW_NODE" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
@@ -260,10 +270,11 @@ versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qw
   "$SEMANTIC_KERNEL" "$SK_OPENAI" "$SK_ANTHROPIC" "$SK_GENAI" "$SK_BOTO3" \
   "$MASTRA" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$MASTRA_ZOD" "$NODE" \
   "$LANGCHAIN_JS" "$LANGCHAIN_JS_CORE" "$LANGGRAPH_JS" "$LANGCHAIN_JS_OPENAI" "$LANGCHAIN_JS_ANTHROPIC" "$LANGCHAIN_JS_GOOGLE" \
-  "$LANGCHAIN_JS_AWS" "$MASTRA_ZOD" "$NODE")
+  "$LANGCHAIN_JS_AWS" "$MASTRA_ZOD" "$NODE" \
+  "$CLAUDE_AGENT_SDK" "$SDK_ANTHROPIC" "$CLAUDE_AGENT_SDK_MCP" "$MASTRA_ZOD")
 python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
   --tools "$npm_dir" --ai-tools "$ai_dir" --ai-node "$node_bin" --sdk-tools "$sdk_js_dir" --mastra-tools "$mastra_dir" \
-  --langchain-js-tools "$langchain_js_dir" \
+  --langchain-js-tools "$langchain_js_dir" --claude-agent-sdk-tools "$claude_agent_sdk_dir" \
   --openclaw-tools "$openclaw_dir" --openclaw-node "$openclaw_node_path" \
   --python "$venv/bin/python" --py-frameworks "$py_venv/bin/python" --crewai "$crewai_venv/bin/python" --strands "$strands_venv/bin/python" \
   --agent-framework "$maf_venv/bin/python" --llamaindex "$llamaindex_venv/bin/python" \

@@ -1429,3 +1429,47 @@ def langchain_js(tools, ws, key, version, node, here):
     for run in client.runs:
         run.env = env
     return client
+
+
+def claude_agent_sdk(tools, ws, key, version, node, here):
+    """The Claude Agent SDK for TypeScript (installed under `tools`, run by
+    `node`), the Claude Code binary it ships driven by `query`: the
+    workspace's tools as an in-process MCP server (`mcp__ws__read_file`, …)
+    beside Claude Code's own `Bash`, the prompt as a string and as
+    streaming input; a tool's failure reported (`isError`) or thrown, a
+    command the permission callback (`canUseTool`) denies; and a second
+    query resuming the first's session (`resume`)."""
+    def ws_tool(name):
+        return "mcp__ws__" + name
+
+    def steps():
+        return [
+            Step(ws_tool("read_file"), {"path": "missing.txt"}, True, r"ENOENT|no such file"),
+            Step(ws_tool("run_shell"), {"command": "ls missing-dir"}, True, r"Error: Command failed: ls missing-dir"),
+            Step(ws_tool("run_shell"), {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+            Step(ws_tool("edit_file"), {"path": "present.txt", "old": "absent text", "new": "x"}, True,
+                 r"Error: edit_file: .* not found in"),
+            UNKNOWN,
+            Step(ws_tool("explode"), {}, True, r"Cannot read properties of null"),
+            Step(ws_tool("read_file"), {"path": 42}, True, r"(?i)invalid|expected string"),
+            Step("Bash", {"command": "cat missing.txt", "description": "cat"}, True, r"no such file|exit code"),
+            Step("Bash", {"command": "rm -rf build", "description": "clean"}, True,
+                 r"Destructive commands are not allowed in this workspace"),
+        ]
+    env = {"E2E_NODE_MODULES": os.path.join(tools, "node_modules"), "IS_SANDBOX": "1",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
+           "DISABLE_ERROR_REPORTING": "1", "ANTHROPIC_API_KEY": key}
+    argv = [node, os.path.join(here, "claude_agent_sdk_agent.mjs")]
+    runs, scripts = [], {}
+    for mode in ("text", "stream"):
+        s = f"claude-agent-sdk-{mode}"
+        scripts[s] = steps()
+        runs.append(Run(s, argv + [mode, s], env))
+        s = f"claude-agent-sdk-resume-{mode}"
+        scripts[s] = [
+            Step(ws_tool("read_file"), {"path": "missing.txt"}, True, r"ENOENT|no such file"),
+            Step(ws_tool("run_shell"), {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+        ]
+        scripts[f"{s}-cont"] = [Step(ws_tool("read_file"), {"path": "present.txt"}, False, r"hello e2e")]
+        runs.append(Run(s, argv + [mode, s, "resume"], env))
+    return Client("Claude Agent SDK", version, runs=runs, scripts=scripts, conversations=len(runs), parallel=2)
