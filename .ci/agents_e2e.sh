@@ -22,7 +22,7 @@ cache="${TOOLWARDEN_E2E_CACHE:-$HOME/.cache/toolwarden-e2e}"
 # The clients, pinned. Each can be overridden to try another release
 # (TOOLWARDEN_E2E_CLAUDE_CODE=2.1.197 …; with a TOOLWARDEN_E2E_CACHE of
 # its own, so the pinned installs stay).
-CLAUDE_CODE=${TOOLWARDEN_E2E_CLAUDE_CODE:-2.1.332}
+CLAUDE_CODE=${TOOLWARDEN_E2E_CLAUDE_CODE:-2.1.337}
 GEMINI_CLI=${TOOLWARDEN_E2E_GEMINI_CLI:-0.61.0}
 CODEX=${TOOLWARDEN_E2E_CODEX:-0.171.0}
 OPENCODE=${TOOLWARDEN_E2E_OPENCODE:-1.18.33}
