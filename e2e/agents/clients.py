@@ -1378,6 +1378,48 @@ def semantic_kernel(ws, key, version, python, here):
     return client
 
 
+def haystack(ws, key, version, python, here):
+    """Haystack's `Agent` on five chat generators (OpenAI Chat Completions
+    and Responses, and the integrations' Anthropic, Google Gen AI and
+    Bedrock Converse ones), whole and streamed: a tool's exception as
+    `Failed to invoke Tool `…` with parameters {…}. Error: …`, an unknown
+    tool as `Tool '…' not found. Available tools: …`, both flagged on
+    Anthropic (`is_error`) and Bedrock (`status: error`), on Gemini in a
+    `{"result": …}` of their own; no arguments checked (a path of the wrong
+    type, missing or unexpected ones reach the function, whose `TypeError`
+    is the failure); and a second message given the first run's messages."""
+    def whole(pattern):
+        # The whole result, on Gemini inside `{"result": …}`.
+        return r'^(?:\{"result":")?' + pattern + r'(?:"\})?$'
+
+    def failed(tool, params, error):
+        return whole(rf"Failed to invoke Tool `{tool}` with parameters {params}\. Error: {error}")
+
+    def steps():
+        return workspace_steps(
+            read_missing=failed("read_file", r"\{'path': 'missing.txt'\}",
+                                r"\[Errno 2\] No such file or directory: .*"),
+            ls_fails=failed("run_shell", r"\{'command': 'ls missing-dir'\}", r"exit status 2: ls: cannot access .*"),
+            edit_fails=failed("edit_file", r"\{'new': 'x', 'old': 'absent text', 'path': 'present.txt'\}",
+                              r"edit_file: 'absent text' not found in present.txt"),
+            unknown=whole(r"Tool 'no_such_tool' not found\. Available tools: read_file, run_shell, edit_file, explode"),
+            explode=failed("explode", r"\{\}", r"'NoneType' object has no attribute 'value'"),
+            bad_arg=failed("read_file", r"\{'path': 42\}",
+                           r"unsupported operand type\(s\) for /: 'PosixPath' and 'int'"),
+            cat_missing=failed("run_shell", r"\{'command': 'cat missing.txt'\}",
+                               r"exit status 1: cat: missing.txt: No such file or directory"),
+        ) + [
+            Step("read_file", {}, True,
+                 failed("read_file", r"\{\}", r"read_file\(\) missing 1 required positional argument: 'path'")),
+            Step("read_file", {"path": "present.txt", "encoding": "utf-8"}, True,
+                 failed("read_file", r"\{'encoding': 'utf-8', 'path': 'present.txt'\}",
+                        r"read_file\(\) got an unexpected keyword argument 'encoding'")),
+        ]
+    return py_framework("haystack", "Haystack", version, python, here, "haystack_agent.py", ("run", "stream"), steps,
+                        "history", providers=("openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"),
+                        mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
+
+
 def mastra(tools, ws, key, version, node, here):
     """Mastra's `Agent` (installed under `tools`, run by `node` >= 22) on the
     AI SDK's Anthropic, OpenAI Chat, OpenAI Responses and Google providers,

@@ -338,6 +338,7 @@ def main():
     ap.add_argument("--agno", default="", help="the venv's python with Agno")
     ap.add_argument("--autogen", default="", help="the venv's python with AutoGen")
     ap.add_argument("--semantic-kernel", default="", help="the venv's python with Semantic Kernel")
+    ap.add_argument("--haystack", default="", help="the venv's python with Haystack")
     ap.add_argument("--mastra-tools", default="", help="the npm prefix with Mastra (run by --ai-node)")
     ap.add_argument("--langchain-js-tools", default="", help="the npm prefix with LangChain.js (run by --ai-node)")
     ap.add_argument("--claude-agent-sdk-tools", default="", help="the npm prefix with the Claude Agent SDK")
@@ -346,7 +347,7 @@ def main():
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
                     help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-https,gemini-compress,codex,codex-https,opencode,opencode-https,qwen,cline,continue,copilot,copilot-ws,pi,pi-bedrock,openclaw,ai,ai6,"
-                         "sdk-js,agents,pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen,semantic-kernel,mastra,langchain-js,claude-agent-sdk)")
+                         "sdk-js,agents,pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen,semantic-kernel,haystack,mastra,langchain-js,claude-agent-sdk)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
     v = json.loads(args.versions)
@@ -388,6 +389,7 @@ def main():
         "agno": lambda ws: C.agno(ws, KEY, v["agno"], args.agno, HERE),
         "autogen": lambda ws: C.autogen(ws, KEY, v["autogen"], args.autogen, HERE),
         "semantic-kernel": lambda ws: C.semantic_kernel(ws, KEY, v["semantic-kernel"], args.semantic_kernel, HERE),
+        "haystack": lambda ws: C.haystack(ws, KEY, v["haystack"], args.haystack, HERE),
         "mastra": lambda ws: C.mastra(args.mastra_tools, ws, KEY, v["mastra"], args.ai_node, HERE),
         "langchain-js": lambda ws: C.langchain_js(args.langchain_js_tools, ws, KEY, v["langchain-js"], args.ai_node,
                                                   HERE),
