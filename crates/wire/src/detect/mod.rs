@@ -43,12 +43,12 @@
 //! the rules that read the text as a failure report turned off: its
 //! output is the files' text (`command.rs`, `shell.rs`), unless it opens
 //! with the reader's own complaint, or its first line is an error label
-//! followed by it (a framework's report of its shell tool's exception:
-//! `Error executing tool: exit status 1: cat: x: No such file or
-//! directory`); one that runs a
-//! Go tool ([`GoTool`]: `go build ./...`, `go run .`, `go generate
-//! ./...`, `gofmt -l .`) has `failure_summary` read that tool's failures
-//! with no header or closing line (`go: updates to go.mod needed; …`,
+//! or a failure statement followed by it (a framework's report of its
+//! shell tool's exception: `Error executing tool: exit status 1: cat: x:
+//! No such file or directory`); one that runs a Go tool ([`GoTool`]: `go
+//! build ./...`, `go run .`, `go generate ./...`, `gofmt -l .`) has
+//! `failure_summary` read that tool's failures with no header or closing
+//! line (`go: updates to go.mod needed; …`,
 //! `main.go:3:1: expected declaration, found foo`, `main.go:3: running
 //! "stringer": exit status 1`; `golang.rs`), and `go list -e`'s output
 //! ([`GoTool::Report`]) is a report, read as a reader's is.

@@ -85,8 +85,9 @@ const READ_AS_REPORT: u32 = 1 << CRASH_TRACE
 /// shell's, which ran it and the builtins before it (`bash: line 1: cd:
 /// x: No such file or directory`, `/bin/sh: 1: tial: not found`); not a
 /// `ls: cannot access …` line that a log holds. None when the first line
-/// is an error label followed by that complaint ([`framed_own_complaint`]):
-/// the harness's report of the reader's failure, not the file's text.
+/// is an error label or a failure statement followed by that complaint
+/// ([`framed_own_complaint`]): the harness's report of the reader's
+/// failure, not the file's text.
 pub(super) fn reader_mask(program: &str, content: &[u8]) -> u32 {
     let head = head(content);
     let line = &head[..head.len().min(LINE_BYTES)];
@@ -112,17 +113,18 @@ fn is_own(name: &[u8], program: &str) -> bool {
     base == program.as_bytes() || SHELLS.contains(&base)
 }
 
-/// The first line opens with an error label and goes on, after a `: `,
-/// with the reader's own complaint: how an agent framework reports the
-/// exception its shell tool raised for a command that failed
-/// (`Error executing tool: exit status 1: cat: x: No such file or
-/// directory`, CrewAI's; `RuntimeError: exit status 1: cat: x: …`; `Tool
-/// error: …`). The complaint is read as at a line's start
-/// (`shell_diagnostic`'s pattern).
+/// The first line opens with an error label or a failure statement and
+/// goes on, after a `: `, with the reader's own complaint: how an agent
+/// framework reports the exception its shell tool raised for a command
+/// that failed (`Error executing tool: exit status 1: cat: x: No such file
+/// or directory`, CrewAI's; `RuntimeError: exit status 1: cat: x: …`;
+/// `Tool error: …`; Haystack's ``Failed to invoke Tool `run_shell` with
+/// parameters {…}. Error: exit status 1: cat: x: …``). The complaint is
+/// read as at a line's start (`shell_diagnostic`'s pattern).
 fn framed_own_complaint(program: &str, line: &[u8]) -> bool {
     let p = &*PATTERNS;
     let line = line.split(|b| *b == b'\n').next().unwrap_or(line);
-    p.error_label.is_match(line)
+    (p.error_label.is_match(line) || p.failure_statement.is_match(line))
         && memchr::memmem::find_iter(line, b": ").any(|i| {
             let rest = &line[i + 2..];
             speaker(rest).is_some_and(|name| is_own(name, program))

@@ -89,6 +89,12 @@ fn a_readers_own_complaint_is_a_failure() {
             "cd src && cat a.txt",
             "Error executing tool: exit status 1: bash: line 1: cd: src: No such file or directory",
         ),
+        // Haystack's: a failure statement, then the exception's text.
+        (
+            "cat missing.txt",
+            "Failed to invoke Tool `run_shell` with parameters {'command': 'cat missing.txt'}. \
+             Error: exit status 1: cat: missing.txt: No such file or directory",
+        ),
     ] {
         assert!(
             d.explain_for_command(output, Some(command)).is_some(),
@@ -113,6 +119,14 @@ fn a_readers_own_complaint_is_a_failure() {
         (
             "cat notes.md",
             "Error handling: cat: the command, prints files",
+        ),
+        (
+            "cat run.log",
+            "Failed to invoke Tool `run_shell`. Error: exit status 1: ls: cannot access 'x': No such file",
+        ),
+        (
+            "cat notes.md",
+            "Failed runs: cat: the command that printed them",
         ),
     ] {
         assert_eq!(
