@@ -69,7 +69,7 @@ LITELLM=${TOOLWARDEN_E2E_LITELLM:-1.110.2}
 SMOLAGENTS=${TOOLWARDEN_E2E_SMOLAGENTS:-1.26.0}
 # CrewAI, in a venv of its own (it pins google-genai, anthropic and boto3
 # below the versions above), with its native providers' SDKs.
-CREWAI=${TOOLWARDEN_E2E_CREWAI:-1.15.30}
+CREWAI=${TOOLWARDEN_E2E_CREWAI:-1.15.44}
 # Strands Agents, in a venv of its own too (it pins openai and anthropic
 # below the Pydantic AI venv's), with its OpenAI, Anthropic and Gemini
 # models' SDKs (Bedrock's boto3 it always has).
