@@ -73,7 +73,7 @@ CREWAI=${TOOLWARDEN_E2E_CREWAI:-1.15.44}
 # Strands Agents, in a venv of its own too (it pins openai and anthropic
 # below the Pydantic AI venv's), with its OpenAI, Anthropic and Gemini
 # models' SDKs (Bedrock's boto3 it always has).
-STRANDS=${TOOLWARDEN_E2E_STRANDS:-1.62.0}
+STRANDS=${TOOLWARDEN_E2E_STRANDS:-1.65.0}
 # Microsoft Agent Framework, its core and five chat clients' packages, in a
 # venv of its own (its Anthropic client pins anthropic below 2).
 AGENT_FRAMEWORK=${TOOLWARDEN_E2E_AGENT_FRAMEWORK:-1.23.0}
