@@ -76,7 +76,7 @@ CREWAI=${TOOLWARDEN_E2E_CREWAI:-1.15.44}
 STRANDS=${TOOLWARDEN_E2E_STRANDS:-1.65.0}
 # Microsoft Agent Framework, its core and five chat clients' packages, in a
 # venv of its own (its Anthropic client pins anthropic below 2).
-AGENT_FRAMEWORK=${TOOLWARDEN_E2E_AGENT_FRAMEWORK:-1.23.0}
+AGENT_FRAMEWORK=${TOOLWARDEN_E2E_AGENT_FRAMEWORK:-1.26.0}
 AGENT_FRAMEWORK_OPENAI=${TOOLWARDEN_E2E_AGENT_FRAMEWORK_OPENAI:-1.17.0}
 AGENT_FRAMEWORK_BETA=${TOOLWARDEN_E2E_AGENT_FRAMEWORK_BETA:-1.0.0b261022}
 # LlamaIndex's agent workflow and five LLM integrations, in a venv of its
