@@ -108,11 +108,15 @@ SK_ANTHROPIC=${TOOLWARDEN_E2E_SK_ANTHROPIC:-0.125.0}
 SK_GENAI=${TOOLWARDEN_E2E_SK_GENAI:-1.75.0}
 SK_BOTO3=${TOOLWARDEN_E2E_SK_BOTO3:-1.42.97}
 # Haystack and its Anthropic, Google Gen AI and Amazon Bedrock integrations,
-# in a venv of their own (the SDKs as they require them).
+# in a venv of their own, with the SDKs they call pinned too.
 HAYSTACK=${TOOLWARDEN_E2E_HAYSTACK:-3.4.1}
 HAYSTACK_ANTHROPIC=${TOOLWARDEN_E2E_HAYSTACK_ANTHROPIC:-8.0.1}
 HAYSTACK_GOOGLE_GENAI=${TOOLWARDEN_E2E_HAYSTACK_GOOGLE_GENAI:-7.0.0}
 HAYSTACK_BEDROCK=${TOOLWARDEN_E2E_HAYSTACK_BEDROCK:-9.0.0}
+HAYSTACK_OPENAI=${TOOLWARDEN_E2E_HAYSTACK_OPENAI:-3.63.0}
+HAYSTACK_ANTHROPIC_SDK=${TOOLWARDEN_E2E_HAYSTACK_ANTHROPIC_SDK:-2.17.0}
+HAYSTACK_GENAI=${TOOLWARDEN_E2E_HAYSTACK_GENAI:-3.6.1}
+HAYSTACK_BOTO3=${TOOLWARDEN_E2E_HAYSTACK_BOTO3:-1.43.117}
 # The official TypeScript SDKs' own tool loops, the Agents SDK's included
 # (openai declares `engines: node >= 22`: they run on AI SDK 7's Node.js);
 # `ws` is openai's peer dependency for its WebSocket mode.
@@ -216,7 +220,8 @@ pip_bg semantic-kernel "$sk_venv" "semantic-kernel==$SEMANTIC_KERNEL" "openai==$
   "google-genai==$SK_GENAI" "boto3==$SK_BOTO3"
 haystack_venv="$cache/haystack"
 pip_bg haystack "$haystack_venv" "haystack-ai==$HAYSTACK" "anthropic-haystack==$HAYSTACK_ANTHROPIC" \
-  "google-genai-haystack==$HAYSTACK_GOOGLE_GENAI" "amazon-bedrock-haystack==$HAYSTACK_BEDROCK"
+  "google-genai-haystack==$HAYSTACK_GOOGLE_GENAI" "amazon-bedrock-haystack==$HAYSTACK_BEDROCK" \
+  "openai==$HAYSTACK_OPENAI" "anthropic==$HAYSTACK_ANTHROPIC_SDK" "google-genai==$HAYSTACK_GENAI" "boto3==$HAYSTACK_BOTO3"
 
 
 # --- npm clients: installed when the versions differ from what is cached
@@ -264,7 +269,7 @@ ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on No
 sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
 langchain_js='langchain %s, @langchain/core %s, @langchain/langgraph %s, @langchain/openai %s, @langchain/anthropic %s, @langchain/google-genai %s, @langchain/aws %s, zod %s, on Node.js %s'
 langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s, langchain-aws %s, boto3 %s'
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s","haystack":"haystack-ai %s, anthropic-haystack %s, google-genai-haystack %s, amazon-bedrock-haystack %s","mastra":"@mastra/core %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, zod %s, on Node.js %s","langchain-js":"'"$langchain_js"'","claude-agent-sdk":"@anthropic-ai/claude-agent-sdk %s, @anthropic-ai/sdk %s, @modelcontextprotocol/sdk %s, zod %s"}' \
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s","haystack":"haystack-ai %s, anthropic-haystack %s, google-genai-haystack %s, amazon-bedrock-haystack %s (openai %s, anthropic %s, google-genai %s, boto3 %s)","mastra":"@mastra/core %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, zod %s, on Node.js %s","langchain-js":"'"$langchain_js"'","claude-agent-sdk":"@anthropic-ai/claude-agent-sdk %s, @anthropic-ai/sdk %s, @modelcontextprotocol/sdk %s, zod %s"}' \
   "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$QWEN_CODE" "$CLINE" "$CONTINUE_CLI" "$COPILOT" "$PI" "$OPENCLAW" "$OPENCLAW_NODE" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
@@ -278,6 +283,7 @@ versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qw
   "$AUTOGEN" "$AUTOGEN" "$AUTOGEN_ANTHROPIC_SDK" \
   "$SEMANTIC_KERNEL" "$SK_OPENAI" "$SK_ANTHROPIC" "$SK_GENAI" "$SK_BOTO3" \
   "$HAYSTACK" "$HAYSTACK_ANTHROPIC" "$HAYSTACK_GOOGLE_GENAI" "$HAYSTACK_BEDROCK" \
+  "$HAYSTACK_OPENAI" "$HAYSTACK_ANTHROPIC_SDK" "$HAYSTACK_GENAI" "$HAYSTACK_BOTO3" \
   "$MASTRA" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$MASTRA_ZOD" "$NODE" \
   "$LANGCHAIN_JS" "$LANGCHAIN_JS_CORE" "$LANGGRAPH_JS" "$LANGCHAIN_JS_OPENAI" "$LANGCHAIN_JS_ANTHROPIC" "$LANGCHAIN_JS_GOOGLE" \
   "$LANGCHAIN_JS_AWS" "$MASTRA_ZOD" "$NODE" \
