@@ -11,7 +11,7 @@
 #   AGENTS_E2E_ONLY=sdk-js bash .ci/agents_e2e.sh  # the openai and @anthropic-ai/sdk tool loops
 #   AGENTS_E2E_ONLY=mastra bash .ci/agents_e2e.sh  # Mastra's agent
 #   AGENTS_E2E_ONLY=langchain-js bash .ci/agents_e2e.sh  # LangChain.js's agent
-#   AGENTS_E2E_ONLY=claude-agent-sdk bash .ci/agents_e2e.sh  # the Claude Agent SDK (TypeScript)
+#   AGENTS_E2E_ONLY=claude-agent-sdk,claude-agent-sdk-py bash .ci/agents_e2e.sh  # the Claude Agent SDKs (TypeScript, Python)
 #   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen,semantic-kernel,haystack bash .ci/agents_e2e.sh  # the Python frameworks
 #   AGENTS_E2E_ONLY=claude-bedrock,claude-bedrock-key,claude-vertex bash .ci/agents_e2e.sh  # Claude Code via the cloud routes
 set -euo pipefail
@@ -144,6 +144,10 @@ LANGCHAIN_JS_AWS=${TOOLWARDEN_E2E_LANGCHAIN_JS_AWS:-1.4.5}
 # (the sdk-js pin), the MCP SDK and zod (Mastra's pin).
 CLAUDE_AGENT_SDK=${TOOLWARDEN_E2E_CLAUDE_AGENT_SDK:-0.3.337}
 CLAUDE_AGENT_SDK_MCP=${TOOLWARDEN_E2E_CLAUDE_AGENT_SDK_MCP:-1.32.2}
+# The Claude Agent SDK for Python (its wheel bundles its Claude Code binary),
+# in a venv of its own, with the MCP SDK it runs its tools' server on.
+CLAUDE_AGENT_SDK_PY=${TOOLWARDEN_E2E_CLAUDE_AGENT_SDK_PY:-0.2.190}
+CLAUDE_AGENT_SDK_PY_MCP=${TOOLWARDEN_E2E_CLAUDE_AGENT_SDK_PY_MCP:-2.3.0}
 
 npm_pkgs=(
   "@anthropic-ai/claude-code@$CLAUDE_CODE" "@google/gemini-cli@$GEMINI_CLI" "@openai/codex@$CODEX"
@@ -218,6 +222,8 @@ pip_bg autogen "$autogen_venv" "autogen-agentchat==$AUTOGEN" "autogen-ext[openai
 sk_venv="$cache/semantic-kernel"
 pip_bg semantic-kernel "$sk_venv" "semantic-kernel==$SEMANTIC_KERNEL" "openai==$SK_OPENAI" "anthropic==$SK_ANTHROPIC" \
   "google-genai==$SK_GENAI" "boto3==$SK_BOTO3"
+cas_py_venv="$cache/claude-agent-sdk-py"
+pip_bg claude-agent-sdk-py "$cas_py_venv" "claude-agent-sdk==$CLAUDE_AGENT_SDK_PY" "mcp==$CLAUDE_AGENT_SDK_PY_MCP"
 haystack_venv="$cache/haystack"
 pip_bg haystack "$haystack_venv" "haystack-ai==$HAYSTACK" "anthropic-haystack==$HAYSTACK_ANTHROPIC" \
   "google-genai-haystack==$HAYSTACK_GOOGLE_GENAI" "amazon-bedrock-haystack==$HAYSTACK_BEDROCK" \
@@ -269,7 +275,7 @@ ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on No
 sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
 langchain_js='langchain %s, @langchain/core %s, @langchain/langgraph %s, @langchain/openai %s, @langchain/anthropic %s, @langchain/google-genai %s, @langchain/aws %s, zod %s, on Node.js %s'
 langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s, langchain-aws %s, boto3 %s'
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s","haystack":"haystack-ai %s, anthropic-haystack %s, google-genai-haystack %s, amazon-bedrock-haystack %s (openai %s, anthropic %s, google-genai %s, boto3 %s)","mastra":"@mastra/core %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, zod %s, on Node.js %s","langchain-js":"'"$langchain_js"'","claude-agent-sdk":"@anthropic-ai/claude-agent-sdk %s, @anthropic-ai/sdk %s, @modelcontextprotocol/sdk %s, zod %s"}' \
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s","haystack":"haystack-ai %s, anthropic-haystack %s, google-genai-haystack %s, amazon-bedrock-haystack %s (openai %s, anthropic %s, google-genai %s, boto3 %s)","mastra":"@mastra/core %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, zod %s, on Node.js %s","langchain-js":"'"$langchain_js"'","claude-agent-sdk":"@anthropic-ai/claude-agent-sdk %s, @anthropic-ai/sdk %s, @modelcontextprotocol/sdk %s, zod %s","claude-agent-sdk-py":"claude-agent-sdk %s, mcp %s"}' \
   "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$QWEN_CODE" "$CLINE" "$CONTINUE_CLI" "$COPILOT" "$PI" "$OPENCLAW" "$OPENCLAW_NODE" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
@@ -287,7 +293,8 @@ versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qw
   "$MASTRA" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$MASTRA_ZOD" "$NODE" \
   "$LANGCHAIN_JS" "$LANGCHAIN_JS_CORE" "$LANGGRAPH_JS" "$LANGCHAIN_JS_OPENAI" "$LANGCHAIN_JS_ANTHROPIC" "$LANGCHAIN_JS_GOOGLE" \
   "$LANGCHAIN_JS_AWS" "$MASTRA_ZOD" "$NODE" \
-  "$CLAUDE_AGENT_SDK" "$SDK_ANTHROPIC" "$CLAUDE_AGENT_SDK_MCP" "$MASTRA_ZOD")
+  "$CLAUDE_AGENT_SDK" "$SDK_ANTHROPIC" "$CLAUDE_AGENT_SDK_MCP" "$MASTRA_ZOD" \
+  "$CLAUDE_AGENT_SDK_PY" "$CLAUDE_AGENT_SDK_PY_MCP")
 python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
   --tools "$npm_dir" --ai-tools "$ai_dir" --ai-node "$node_bin" --sdk-tools "$sdk_js_dir" --mastra-tools "$mastra_dir" \
   --langchain-js-tools "$langchain_js_dir" --claude-agent-sdk-tools "$claude_agent_sdk_dir" \
@@ -295,5 +302,5 @@ python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
   --python "$venv/bin/python" --py-frameworks "$py_venv/bin/python" --crewai "$crewai_venv/bin/python" --strands "$strands_venv/bin/python" \
   --agent-framework "$maf_venv/bin/python" --llamaindex "$llamaindex_venv/bin/python" \
   --agno "$agno_venv/bin/python" --autogen "$autogen_venv/bin/python" --semantic-kernel "$sk_venv/bin/python" \
-  --haystack "$haystack_venv/bin/python" \
+  --haystack "$haystack_venv/bin/python" --claude-agent-sdk-py "$cas_py_venv/bin/python" \
   --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"

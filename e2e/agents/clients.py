@@ -1473,6 +1473,42 @@ def langchain_js(tools, ws, key, version, node, here):
     return client
 
 
+def claude_agent_sdk_steps(explode, denied):
+    """The steps of a Claude Agent SDK driver: the workspace's tools in its
+    in-process MCP server (`mcp__ws__…`), failures reported (`run_shell`,
+    `edit_file`) or thrown (`read_file`, `explode`: `explode`'s words are the
+    language's), an unknown tool, arguments the tool's schema refuses,
+    Claude Code's `Bash` failing and a command the driver's permission
+    check denies (`denied`: its words)."""
+    def ws_tool(name):
+        return "mcp__ws__" + name
+    return [
+        Step(ws_tool("read_file"), {"path": "missing.txt"}, True, r"ENOENT|No such file"),
+        Step(ws_tool("run_shell"), {"command": "ls missing-dir"}, True, r"Error: .*ls: cannot access"),
+        Step(ws_tool("run_shell"), {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+        Step(ws_tool("edit_file"), {"path": "present.txt", "old": "absent text", "new": "x"}, True,
+             r"Error: edit_file: .* not found in"),
+        UNKNOWN,
+        Step(ws_tool("explode"), {}, True, explode),
+        Step(ws_tool("read_file"), {"path": 42}, True, r"(?i)invalid|expected string|not of type"),
+        Step("Bash", {"command": "cat missing.txt", "description": "cat"}, True, r"no such file|exit code"),
+        Step("Bash", {"command": "rm -rf build", "description": "clean"}, True, denied),
+    ]
+
+
+def claude_agent_sdk_continued(scripts, name):
+    """A conversation of two messages, `name` and `name-cont`."""
+    scripts[name] = [
+        Step("mcp__ws__read_file", {"path": "missing.txt"}, True, r"ENOENT|No such file"),
+        Step("mcp__ws__run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+    ]
+    scripts[f"{name}-cont"] = [Step("mcp__ws__read_file", {"path": "present.txt"}, False, r"hello e2e")]
+
+
+CLAUDE_AGENT_SDK_ENV = {"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+                        "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"}
+
+
 def claude_agent_sdk(tools, ws, key, version, node, here):
     """The Claude Agent SDK for TypeScript (installed under `tools`, run by
     `node`), the Claude Code binary it ships driven by `query`: the
@@ -1481,37 +1517,36 @@ def claude_agent_sdk(tools, ws, key, version, node, here):
     streaming input; a tool's failure reported (`isError`) or thrown, a
     command the permission callback (`canUseTool`) denies; and a second
     query resuming the first's session (`resume`)."""
-    def ws_tool(name):
-        return "mcp__ws__" + name
-
-    def steps():
-        return [
-            Step(ws_tool("read_file"), {"path": "missing.txt"}, True, r"ENOENT|no such file"),
-            Step(ws_tool("run_shell"), {"command": "ls missing-dir"}, True, r"Error: Command failed: ls missing-dir"),
-            Step(ws_tool("run_shell"), {"command": "echo e2e-ok"}, False, r"e2e-ok"),
-            Step(ws_tool("edit_file"), {"path": "present.txt", "old": "absent text", "new": "x"}, True,
-                 r"Error: edit_file: .* not found in"),
-            UNKNOWN,
-            Step(ws_tool("explode"), {}, True, r"Cannot read properties of null"),
-            Step(ws_tool("read_file"), {"path": 42}, True, r"(?i)invalid|expected string"),
-            Step("Bash", {"command": "cat missing.txt", "description": "cat"}, True, r"no such file|exit code"),
-            Step("Bash", {"command": "rm -rf build", "description": "clean"}, True,
-                 r"Destructive commands are not allowed in this workspace"),
-        ]
-    env = {"E2E_NODE_MODULES": os.path.join(tools, "node_modules"), "IS_SANDBOX": "1",
-           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
-           "DISABLE_ERROR_REPORTING": "1", "ANTHROPIC_API_KEY": key}
+    env = dict(CLAUDE_AGENT_SDK_ENV, E2E_NODE_MODULES=os.path.join(tools, "node_modules"), ANTHROPIC_API_KEY=key)
     argv = [node, os.path.join(here, "claude_agent_sdk_agent.mjs")]
     runs, scripts = [], {}
     for mode in ("text", "stream"):
         s = f"claude-agent-sdk-{mode}"
-        scripts[s] = steps()
+        scripts[s] = claude_agent_sdk_steps(r"Cannot read properties of null",
+                                            r"Destructive commands are not allowed in this workspace")
         runs.append(Run(s, argv + [mode, s], env))
         s = f"claude-agent-sdk-resume-{mode}"
-        scripts[s] = [
-            Step(ws_tool("read_file"), {"path": "missing.txt"}, True, r"ENOENT|no such file"),
-            Step(ws_tool("run_shell"), {"command": "echo e2e-ok"}, False, r"e2e-ok"),
-        ]
-        scripts[f"{s}-cont"] = [Step(ws_tool("read_file"), {"path": "present.txt"}, False, r"hello e2e")]
+        claude_agent_sdk_continued(scripts, s)
         runs.append(Run(s, argv + [mode, s, "resume"], env))
     return Client("Claude Agent SDK", version, runs=runs, scripts=scripts, conversations=len(runs), parallel=2)
+
+
+def claude_agent_sdk_py(ws, key, version, python, here):
+    """The Claude Agent SDK for Python (`python`: its venv's), the Claude
+    Code binary its wheel bundles, by the `query` function and by a
+    `ClaudeSDKClient`: the same tools and failures as the TypeScript SDK's
+    driver, a command a `PreToolUse` hook denies; and two messages to one
+    connected client (its Claude Code process going on with the session)."""
+    env = dict(CLAUDE_AGENT_SDK_ENV, ANTHROPIC_API_KEY=key)
+    argv = [python, os.path.join(here, "claude_agent_sdk_agent.py")]
+    runs, scripts = [], {}
+    for mode in ("query", "client"):
+        s = f"claude-agent-sdk-py-{mode}"
+        scripts[s] = claude_agent_sdk_steps(r"'NoneType' object has no attribute 'value'",
+                                            r"Destructive commands are blocked by policy")
+        runs.append(Run(s, argv + [mode, s], env))
+    s = "claude-agent-sdk-py-client-cont"
+    claude_agent_sdk_continued(scripts, s)
+    runs.append(Run(s, argv + ["client", s, "client"], env))
+    return Client("Claude Agent SDK (Python)", version, runs=runs, scripts=scripts, conversations=len(runs),
+                  parallel=2)

@@ -342,12 +342,13 @@ def main():
     ap.add_argument("--mastra-tools", default="", help="the npm prefix with Mastra (run by --ai-node)")
     ap.add_argument("--langchain-js-tools", default="", help="the npm prefix with LangChain.js (run by --ai-node)")
     ap.add_argument("--claude-agent-sdk-tools", default="", help="the npm prefix with the Claude Agent SDK")
+    ap.add_argument("--claude-agent-sdk-py", default="", help="the venv's python with the Claude Agent SDK")
     ap.add_argument("--openclaw-tools", default="", help="the npm prefix with OpenClaw")
     ap.add_argument("--openclaw-node", default="", help="the directory of the Node.js OpenClaw runs on (>= 24)")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
                     help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-https,gemini-compress,codex,codex-https,opencode,opencode-https,qwen,cline,continue,copilot,copilot-ws,pi,pi-bedrock,openclaw,ai,ai6,"
-                         "sdk-js,agents,pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen,semantic-kernel,haystack,mastra,langchain-js,claude-agent-sdk)")
+                         "sdk-js,agents,pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen,semantic-kernel,haystack,mastra,langchain-js,claude-agent-sdk,claude-agent-sdk-py)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
     v = json.loads(args.versions)
@@ -395,6 +396,8 @@ def main():
                                                   HERE),
         "claude-agent-sdk": lambda ws: C.claude_agent_sdk(args.claude_agent_sdk_tools, ws, KEY, v["claude-agent-sdk"],
                                                           "node", HERE),
+        "claude-agent-sdk-py": lambda ws: C.claude_agent_sdk_py(ws, KEY, v["claude-agent-sdk-py"],
+                                                                args.claude_agent_sdk_py, HERE),
     }
     chosen = [n for n in args.only.split(",") if n] or list(builders)
     for name in chosen:
