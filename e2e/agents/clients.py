@@ -1505,6 +1505,17 @@ def claude_agent_sdk_continued(scripts, name):
     scripts[f"{name}-cont"] = [Step("mcp__ws__read_file", {"path": "present.txt"}, False, r"hello e2e")]
 
 
+def claude_agent_sdk_runs(name, argv, env, modes, explode, denied):
+    """A Claude Agent SDK driver's run per mode, each with
+    [`claude_agent_sdk_steps`]: the runs and their scripts."""
+    runs, scripts = [], {}
+    for mode in modes:
+        s = f"{name}-{mode}"
+        scripts[s] = claude_agent_sdk_steps(explode, denied)
+        runs.append(Run(s, argv + [mode, s], env))
+    return runs, scripts
+
+
 CLAUDE_AGENT_SDK_ENV = {"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
                         "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"}
 
@@ -1519,12 +1530,10 @@ def claude_agent_sdk(tools, ws, key, version, node, here):
     query resuming the first's session (`resume`)."""
     env = dict(CLAUDE_AGENT_SDK_ENV, E2E_NODE_MODULES=os.path.join(tools, "node_modules"), ANTHROPIC_API_KEY=key)
     argv = [node, os.path.join(here, "claude_agent_sdk_agent.mjs")]
-    runs, scripts = [], {}
+    runs, scripts = claude_agent_sdk_runs("claude-agent-sdk", argv, env, ("text", "stream"),
+                                          r"Cannot read properties of null",
+                                          r"Destructive commands are not allowed in this workspace")
     for mode in ("text", "stream"):
-        s = f"claude-agent-sdk-{mode}"
-        scripts[s] = claude_agent_sdk_steps(r"Cannot read properties of null",
-                                            r"Destructive commands are not allowed in this workspace")
-        runs.append(Run(s, argv + [mode, s], env))
         s = f"claude-agent-sdk-resume-{mode}"
         claude_agent_sdk_continued(scripts, s)
         runs.append(Run(s, argv + [mode, s, "resume"], env))
@@ -1539,12 +1548,9 @@ def claude_agent_sdk_py(ws, key, version, python, here):
     connected client (its Claude Code process going on with the session)."""
     env = dict(CLAUDE_AGENT_SDK_ENV, ANTHROPIC_API_KEY=key)
     argv = [python, os.path.join(here, "claude_agent_sdk_agent.py")]
-    runs, scripts = [], {}
-    for mode in ("query", "client"):
-        s = f"claude-agent-sdk-py-{mode}"
-        scripts[s] = claude_agent_sdk_steps(r"'NoneType' object has no attribute 'value'",
-                                            r"Destructive commands are blocked by policy")
-        runs.append(Run(s, argv + [mode, s], env))
+    runs, scripts = claude_agent_sdk_runs("claude-agent-sdk-py", argv, env, ("query", "client"),
+                                          r"'NoneType' object has no attribute 'value'",
+                                          r"Destructive commands are blocked by policy")
     s = "claude-agent-sdk-py-client-cont"
     claude_agent_sdk_continued(scripts, s)
     runs.append(Run(s, argv + ["client", s, "client"], env))
