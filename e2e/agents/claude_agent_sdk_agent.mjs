@@ -22,7 +22,7 @@
 // (in the environment Claude Code gets, as ANTHROPIC_BASE_URL), E2E_KEY,
 // E2E_WORKSPACE. Prints the final text; exits non-zero on any error.
 import { require, cwd } from "./driver_env.mjs";
-import { TOOLS } from "./workspace_tools.mjs";
+import { TOOLS, zodShapeOf } from "./workspace_tools.mjs";
 
 const [mode, marker, state = "none"] = process.argv.slice(2);
 const { query, tool, createSdkMcpServer } = require("@anthropic-ai/claude-agent-sdk");
@@ -47,7 +47,7 @@ const server = createSdkMcpServer({
     tool(
       t.name,
       t.description,
-      Object.fromEntries(t.args.map((a) => [a, z.string()])),
+      zodShapeOf(z, t.args),
       (REPORTS.has(t.name) ? reported : thrown)(t.run),
     ),
   ),

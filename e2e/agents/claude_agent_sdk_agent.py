@@ -74,7 +74,7 @@ async def deny_destructive(input_data, tool_use_id, context):
 def options() -> ClaudeAgentOptions:
     return ClaudeAgentOptions(
         cwd=str(W.CWD), model="claude-sonnet-4-5", mcp_servers={"ws": SERVER}, tools=["Read", "Bash"],
-        allowed_tools=["Read", "Bash"] + [f"mcp__ws__{t}" for t in ("read_file", "run_shell", "edit_file", "explode")],
+        allowed_tools=["Read", "Bash"] + [f"mcp__ws__{t.__name__}" for t in W.TOOLS],
         permission_mode="bypassPermissions", setting_sources=[], max_turns=30,
         hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[deny_destructive])]},
     )

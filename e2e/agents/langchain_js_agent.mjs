@@ -24,7 +24,7 @@
 // installed), E2E_GATEWAY, E2E_KEY, E2E_WORKSPACE. Prints the final text;
 // exits non-zero on any error.
 import { require, gateway, apiKey } from "./driver_env.mjs";
-import { TOOLS } from "./workspace_tools.mjs";
+import { TOOLS, zodShapeOf } from "./workspace_tools.mjs";
 
 const [provider, mode, marker, state = "none"] = process.argv.slice(2);
 const { createAgent, tool } = require("langchain");
@@ -34,7 +34,7 @@ const tools = TOOLS.map((t) =>
   tool(async (args) => t.run(args), {
     name: t.name,
     description: t.description,
-    schema: z.object(Object.fromEntries(t.args.map((a) => [a, z.string()]))),
+    schema: z.object(zodShapeOf(z, t.args)),
   }),
 );
 

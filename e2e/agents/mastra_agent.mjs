@@ -17,7 +17,7 @@
 // installed), E2E_GATEWAY, E2E_KEY, E2E_WORKSPACE. Prints the final text;
 // exits non-zero on any error.
 import { require, aiSdkModel } from "./driver_env.mjs";
-import { TOOLS } from "./workspace_tools.mjs";
+import { TOOLS, zodShapeOf } from "./workspace_tools.mjs";
 
 const [provider, mode, marker, state = "none"] = process.argv.slice(2);
 const { Agent } = require("@mastra/core/agent");
@@ -30,7 +30,7 @@ const tools = Object.fromEntries(
     createTool({
       id: t.name,
       description: t.description,
-      inputSchema: z.object(Object.fromEntries(t.args.map((a) => [a, z.string()]))),
+      inputSchema: z.object(zodShapeOf(z, t.args)),
       execute: async (args) => t.run(args),
     }),
   ]),

@@ -43,6 +43,10 @@ export const TOOLS = [
   },
 ];
 
+// A tool's arguments as a zod shape (`z` is the driver's own zod), each a
+// string: for the SDKs that take their tools' schemas in zod.
+export const zodShapeOf = (z, args) => Object.fromEntries(args.map((a) => [a, z.string()]));
+
 // A tool's arguments as a JSON schema: each a required string, no others.
 export const schemaOf = (args) => ({
   type: "object",
