@@ -26,6 +26,12 @@ CLAUDE_CODE=${TOOLWARDEN_E2E_CLAUDE_CODE:-2.1.337}
 GEMINI_CLI=${TOOLWARDEN_E2E_GEMINI_CLI:-0.61.0}
 CODEX=${TOOLWARDEN_E2E_CODEX:-0.171.0}
 OPENCODE=${TOOLWARDEN_E2E_OPENCODE:-1.18.33}
+# Kilo Code's CLI (built on OpenCode): 7.7.7 is its newest release whose
+# Linux binary package (`@kilocode/cli-linux-x64`) is on the registry.
+KILO=${TOOLWARDEN_E2E_KILO:-7.7.7}
+# Factory's Droid, published as `droid` (and `@factory/cli`, whose newest,
+# 0.225.1, names a Linux binary package the registry lacks).
+DROID=${TOOLWARDEN_E2E_DROID:-0.215.0}
 QWEN_CODE=${TOOLWARDEN_E2E_QWEN_CODE:-0.24.4}
 CLINE=${TOOLWARDEN_E2E_CLINE:-3.0.65}
 CONTINUE_CLI=${TOOLWARDEN_E2E_CONTINUE_CLI:-1.5.47}
@@ -151,7 +157,7 @@ CLAUDE_AGENT_SDK_PY_MCP=${TOOLWARDEN_E2E_CLAUDE_AGENT_SDK_PY_MCP:-2.3.0}
 
 npm_pkgs=(
   "@anthropic-ai/claude-code@$CLAUDE_CODE" "@google/gemini-cli@$GEMINI_CLI" "@openai/codex@$CODEX"
-  "opencode-ai@$OPENCODE" "@qwen-code/qwen-code@$QWEN_CODE" "cline@$CLINE"
+  "opencode-ai@$OPENCODE" "@kilocode/cli@$KILO" "droid@$DROID" "@qwen-code/qwen-code@$QWEN_CODE" "cline@$CLINE"
   "@continuedev/cli@$CONTINUE_CLI" "@github/copilot@$COPILOT" "@mariozechner/pi-coding-agent@$PI"
   "ai@$AI6" "@ai-sdk/anthropic@$AI6_ANTHROPIC" "@ai-sdk/openai@$AI6_OPENAI" "@ai-sdk/google@$AI6_GOOGLE"
 )
@@ -233,7 +239,7 @@ pip_bg haystack "$haystack_venv" "haystack-ai==$HAYSTACK" "anthropic-haystack==$
 # --- npm clients: installed when the versions differ from what is cached
 npm_dir="$cache/npm"
 ci_npm "$npm_dir" "${npm_pkgs[@]}"
-for b in claude gemini codex opencode qwen cline cn copilot pi; do
+for b in claude gemini codex opencode kilo droid qwen cline cn copilot pi; do
   [ -x "$npm_dir/node_modules/.bin/$b" ] || { echo "agents-e2e: $b is missing after npm install"; exit 1; }
 done
 
@@ -275,8 +281,8 @@ ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on No
 sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
 langchain_js='langchain %s, @langchain/core %s, @langchain/langgraph %s, @langchain/openai %s, @langchain/anthropic %s, @langchain/google-genai %s, @langchain/aws %s, zod %s, on Node.js %s'
 langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s, langchain-aws %s, boto3 %s'
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s","haystack":"haystack-ai %s, anthropic-haystack %s, google-genai-haystack %s, amazon-bedrock-haystack %s (openai %s, anthropic %s, google-genai %s, boto3 %s)","mastra":"@mastra/core %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, zod %s, on Node.js %s","langchain-js":"'"$langchain_js"'","claude-agent-sdk":"@anthropic-ai/claude-agent-sdk %s, @anthropic-ai/sdk %s, @modelcontextprotocol/sdk %s, zod %s","claude-agent-sdk-py":"claude-agent-sdk %s, mcp %s"}' \
-  "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$QWEN_CODE" "$CLINE" "$CONTINUE_CLI" "$COPILOT" "$PI" "$OPENCLAW" "$OPENCLAW_NODE" \
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","kilo":"%s","droid":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s","haystack":"haystack-ai %s, anthropic-haystack %s, google-genai-haystack %s, amazon-bedrock-haystack %s (openai %s, anthropic %s, google-genai %s, boto3 %s)","mastra":"@mastra/core %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, zod %s, on Node.js %s","langchain-js":"'"$langchain_js"'","claude-agent-sdk":"@anthropic-ai/claude-agent-sdk %s, @anthropic-ai/sdk %s, @modelcontextprotocol/sdk %s, zod %s","claude-agent-sdk-py":"claude-agent-sdk %s, mcp %s"}' \
+  "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$KILO" "$DROID" "$QWEN_CODE" "$CLINE" "$CONTINUE_CLI" "$COPILOT" "$PI" "$OPENCLAW" "$OPENCLAW_NODE" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
   "$SDK_OPENAI" "$SDK_ANTHROPIC" "$SDK_WS" "$SDK_AGENTS" "$NODE" "$OPENAI_AGENTS" "$PYDANTIC_AI" "$BOTO3" \

@@ -62,6 +62,10 @@ class Client:
     # A tool of the client's own that ends a run (smolagents'
     # `final_answer`): the mock calls it with the final text.
     final_tool: str | None = None
+    # The sessions a client names for its side requests, as a regex whose
+    # group 1 is the conversation's session (Kilo's `title-<session>`): each
+    # must name a conversation's, and none is counted as a conversation.
+    side_sessions: str | None = None
 
 
 def final_text(script):
@@ -504,6 +508,104 @@ def opencode_https(tools, ws, key, version):
     return Client("OpenCode (HTTPS)", version, runs=[run], scripts={"opencode-https": opencode_steps(ws, "anthropic")},
                   conversations=1, setup=opencode_settings, gateway=https_gateway)
 
+
+# === Kilo CLI ===
+
+# Kilo Code's CLI is built on OpenCode: the same `run`, tools and
+# providers, its own names for the config and the environment.
+KILO_ENV = {"KILO_DISABLE_AUTOUPDATE": "1", "KILO_DISABLE_MODELS_FETCH": "1", "KILO_DISABLE_LSP_DOWNLOAD": "1",
+            "KILO_DISABLE_SHARE": "1", "KILO_DISABLE_SESSION_INGEST": "1", "KILO_DISABLE_CODEBASE_INDEXING": "1",
+            "KILO_DISABLE_PRESENCE": "1", "KILO_DISABLE_CLAUDE_CODE": "1", "KILO_DISABLE_EXTERNAL_SKILLS": "1"}
+
+
+def kilo_settings(home, gateway):
+    """Kilo's config (`~/.config/kilo/kilo.json`), shaped as OpenCode's."""
+    d = os.path.join(home, ".config", "kilo")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "kilo.json"), "w") as f:
+        json.dump({"$schema": "https://app.kilo.ai/config.json", "autoupdate": False, "share": "disabled",
+                   "provider": {"google": {"options": {"baseURL": f"{gateway}/v1beta"}}}}, f)
+
+
+def kilo(tools, ws, key, version):
+    bin_ = os.path.join(tools, "node_modules", ".bin", "kilo")
+    env = {"ANTHROPIC_API_KEY": key, "OPENAI_API_KEY": key, "GOOGLE_GENERATIVE_AI_API_KEY": key,
+           "OPENAI_BASE_URL": "{gateway}/v1", **KILO_ENV}
+
+    def run(provider, script, prompt, *more):
+        return Run(script, [bin_, "run", "--pure", "--auto", "--model", f"{provider}/{OPENCODE_MODELS[provider]}",
+                            *more, f"{prompt} [[e2e:{script}]]"], env)
+
+    runs = [run(p, f"kilo-{p}-ids", "Run the checks.") for p in OPENCODE_MODELS]
+    scripts = {r.script: opencode_steps(ws, p) for r, p in zip(runs, OPENCODE_MODELS)}
+    runs.insert(1, run("anthropic", "kilo-cont", "One more.", "-c"))
+    scripts["kilo-cont"] = [Step("bash", {"command": "echo again", "description": "echo"}, False, r"again")]
+    # Its `x-session-id` names the conversation (`ses_…`, kept by `-c`);
+    # the request for the session's title, with no tools, names
+    # `title-ses_…`, a session of its own, which the gateway keeps as the
+    # client named it. That request races the run's end, so a run may exit
+    # before sending it.
+    return Client("Kilo CLI", version, runs=runs, scripts=scripts, conversations=len(OPENCODE_MODELS),
+                  setup=kilo_settings, side_sessions=r"title-(ses_\w+)")
+
+
+
+# === Factory's Droid ===
+
+# Its own models with a key of the user's ("BYOK", `customModels` in
+# `~/.factory/settings.json`), one per API it speaks; with
+# `FACTORY_AIRGAP_ENABLED` it runs without a Factory account.
+DROID_MODELS = [("anthropic", "claude-sonnet-4-5", "{gateway}"), ("openai", "gpt-5.5", "{gateway}/v1"),
+                ("generic-chat-completion-api", "gpt-4.1", "{gateway}/v1")]
+
+
+def droid_settings(key):
+    def setup(home, gateway):
+        d = os.path.join(home, ".factory")
+        os.makedirs(d, exist_ok=True)
+        models = [{"model": m, "displayName": f"gw-{p}", "baseUrl": url.replace("{gateway}", gateway), "apiKey": key,
+                   "provider": p, "maxOutputTokens": 8192} for p, m, url in DROID_MODELS]
+        with open(os.path.join(d, "settings.json"), "w") as f:
+            json.dump({"customModels": models}, f)
+    return setup
+
+
+def droid_steps(ws, provider):
+    """Droid's checks on `provider`: on OpenAI's APIs it edits with
+    `ApplyPatch`, a freeform (custom) tool on Responses, a function taking
+    the patch as `input` on Chat Completions."""
+    patch = "*** Begin Patch\n*** Update File: present.txt\n@@\n-absent text\n+x\n*** End Patch"
+    edit = {"anthropic": Step("Edit", {"file_path": f"{ws}/present.txt", "old_str": "absent text", "new_str": "x"},
+                              True, r"text to replace was not found"),
+            "openai": Step("ApplyPatch", patch, True, r"failed to apply patch", kind="custom"),
+            "generic-chat-completion-api": Step("ApplyPatch", {"input": patch}, True, r"failed to apply patch")}[provider]
+    return [
+        Step("Read", {"file_path": f"{ws}/missing.txt"}, True, r"ENOENT: no such file"),
+        Step("Execute", {"summary": "List a missing directory", "command": "ls missing-dir"}, True,
+             r"command failed \(exit code: 2\)"),
+        Step("Execute", {"summary": "Print a test marker", "command": "echo e2e-ok"}, False, r"e2e-ok"),
+        # Not flagged on Anthropic: the text alone says so.
+        Step("Execute", {"summary": "Wait past the timeout", "command": "sleep 5", "timeout": 1}, True,
+             r"timed out after 1 seconds"),
+        edit,
+        UNKNOWN,
+        Step("Read", {"file_path": 42}, True, r"file_path is required and must be a string"),
+    ]
+
+
+def droid(tools, ws, key, version):
+    bin_ = os.path.join(tools, "node_modules", ".bin", "droid")
+    env = {"FACTORY_AIRGAP_ENABLED": "1", "FACTORY_DISABLE_KEYRING": "1"}
+    def run(script, model, prompt, *more):
+        return Run(script, [bin_, "exec", "--skip-permissions-unsafe", "-m", model, *more,
+                            f"{prompt} [[e2e:{script}]]"], env)
+
+    runs = [run(f"droid-{p}", f"custom:gw-{p}-{i}", "Run the checks.") for i, (p, _, _) in enumerate(DROID_MODELS)]
+    scripts = {r.script: droid_steps(ws, p) for r, (p, _, _) in zip(runs, DROID_MODELS)}
+    # No continued run: `droid exec -s <id>` fetches the session from
+    # Factory's service, which airgap mode blocks (`AirgapBlockedError`).
+    return Client("Droid", version, runs=runs, scripts=scripts, conversations=len(DROID_MODELS),
+                  setup=droid_settings(key))
 
 # === Qwen Code ===
 

@@ -307,6 +307,12 @@ def drive(args, build):
     check(f"{client.name}: every call recorded from the response that made it", not orphans,
           f"rows without their response: {orphans[:8]}")
     check(f"{client.name}: no tool named unknown", "unknown" not in tools, str(list(tools)))
+    side_sessions = [m for m in map(re.compile(client.side_sessions or "(?!)").fullmatch, sessions) if m]
+    if side_sessions:
+        named = {m.group(1) for m in side_sessions}
+        sessions = [s for s in sessions if s not in {m.group(0) for m in side_sessions}]
+        check(f"{client.name}: its side requests' {len(side_sessions)} sessions each name a conversation's",
+              named <= set(sessions), f"named {sorted(named)}, conversations {sessions}")
     check(f"{client.name}: one session per conversation ({client.conversations})",
           len(sessions) == client.conversations, f"sessions: {sessions}")
     check(f"{client.name}: no request recorded as an error, every model request answered 2xx", not errors,
@@ -347,7 +353,7 @@ def main():
     ap.add_argument("--openclaw-node", default="", help="the directory of the Node.js OpenClaw runs on (>= 24)")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
-                    help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-https,gemini-compress,codex,codex-https,opencode,opencode-https,qwen,cline,continue,copilot,copilot-ws,pi,pi-bedrock,openclaw,ai,ai6,"
+                    help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-https,gemini-compress,codex,codex-https,opencode,opencode-https,kilo,droid,qwen,cline,continue,copilot,copilot-ws,pi,pi-bedrock,openclaw,ai,ai6,"
                          "sdk-js,agents,pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen,semantic-kernel,haystack,mastra,langchain-js,claude-agent-sdk,claude-agent-sdk-py)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
@@ -366,6 +372,8 @@ def main():
         "codex-https": lambda ws: C.codex_https(args.tools, ws, KEY, v["codex"], args.toolwarden),
         "opencode": lambda ws: C.opencode(args.tools, ws, KEY, v["opencode"]),
         "opencode-https": lambda ws: C.opencode_https(args.tools, ws, KEY, v["opencode"]),
+        "kilo": lambda ws: C.kilo(args.tools, ws, KEY, v["kilo"]),
+        "droid": lambda ws: C.droid(args.tools, ws, KEY, v["droid"]),
         "qwen": lambda ws: C.qwen(args.tools, ws, KEY, v["qwen"]),
         "cline": lambda ws: C.cline(args.tools, ws, KEY, v["cline"]),
         "continue": lambda ws: C.continue_cli(args.tools, ws, KEY, v["continue"]),
