@@ -10,6 +10,7 @@
 #   AGENTS_E2E_ONLY=ai,ai6 bash .ci/agents_e2e.sh  # the Vercel AI SDK 7 (on Node.js 22) and 6
 #   AGENTS_E2E_ONLY=sdk-js bash .ci/agents_e2e.sh  # the openai and @anthropic-ai/sdk tool loops
 #   AGENTS_E2E_ONLY=mastra bash .ci/agents_e2e.sh  # Mastra's agent
+#   AGENTS_E2E_ONLY=adk-js bash .ci/agents_e2e.sh  # Google's ADK for TypeScript
 #   AGENTS_E2E_ONLY=langchain-js bash .ci/agents_e2e.sh  # LangChain.js's agent
 #   AGENTS_E2E_ONLY=claude-agent-sdk,claude-agent-sdk-py bash .ci/agents_e2e.sh  # the Claude Agent SDKs (TypeScript, Python)
 #   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen,semantic-kernel,haystack bash .ci/agents_e2e.sh  # the Python frameworks
@@ -135,6 +136,9 @@ SDK_AGENTS=${TOOLWARDEN_E2E_SDK_AGENTS:-0.20.0}
 # are written in.
 MASTRA=${TOOLWARDEN_E2E_MASTRA:-1.71.0}
 MASTRA_ZOD=${TOOLWARDEN_E2E_MASTRA_ZOD:-4.6.7}
+# Google's ADK for TypeScript (its Google Gen AI SDK comes with it), with
+# Mastra's zod for its tools' schemas; on the machine's Node.js.
+ADK_JS=${TOOLWARDEN_E2E_ADK_JS:-2.0.0}
 # LangChain.js's agent (`createAgent`, on LangGraph.js) with its chat
 # models' packages (`@langchain/openai` declares `engines: node >= 22`: it
 # runs on AI SDK 7's Node.js).
@@ -167,6 +171,7 @@ mastra_pkgs=("@mastra/core@$MASTRA" "@ai-sdk/anthropic@$AI6_ANTHROPIC" "@ai-sdk/
 langchain_js_pkgs=("langchain@$LANGCHAIN_JS" "@langchain/core@$LANGCHAIN_JS_CORE" "@langchain/langgraph@$LANGGRAPH_JS"
   "@langchain/openai@$LANGCHAIN_JS_OPENAI" "@langchain/anthropic@$LANGCHAIN_JS_ANTHROPIC"
   "@langchain/google-genai@$LANGCHAIN_JS_GOOGLE" "@langchain/aws@$LANGCHAIN_JS_AWS" "zod@$MASTRA_ZOD")
+adk_js_pkgs=("@google/adk@$ADK_JS" "zod@$MASTRA_ZOD")
 claude_agent_sdk_pkgs=("@anthropic-ai/claude-agent-sdk@$CLAUDE_AGENT_SDK" "@anthropic-ai/sdk@$SDK_ANTHROPIC"
   "@modelcontextprotocol/sdk@$CLAUDE_AGENT_SDK_MCP" "zod@$MASTRA_ZOD")
 sdk_js_pkgs=("openai@$SDK_OPENAI" "@anthropic-ai/sdk@$SDK_ANTHROPIC" "ws@$SDK_WS" "@openai/agents@$SDK_AGENTS")
@@ -269,6 +274,8 @@ sdk_js_dir="$cache/sdk-js"
 npm_config_engine_strict=false ci_npm "$sdk_js_dir" "${sdk_js_pkgs[@]}"
 mastra_dir="$cache/mastra"
 npm_config_engine_strict=false ci_npm "$mastra_dir" "${mastra_pkgs[@]}"
+adk_js_dir="$cache/adk-js"
+ci_npm "$adk_js_dir" "${adk_js_pkgs[@]}"
 langchain_js_dir="$cache/langchain-js"
 npm_config_engine_strict=false ci_npm "$langchain_js_dir" "${langchain_js_pkgs[@]}"
 claude_agent_sdk_dir="$cache/claude-agent-sdk"
@@ -281,7 +288,7 @@ ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on No
 sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
 langchain_js='langchain %s, @langchain/core %s, @langchain/langgraph %s, @langchain/openai %s, @langchain/anthropic %s, @langchain/google-genai %s, @langchain/aws %s, zod %s, on Node.js %s'
 langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s, langchain-aws %s, boto3 %s'
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","kilo":"%s","droid":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s","haystack":"haystack-ai %s, anthropic-haystack %s, google-genai-haystack %s, amazon-bedrock-haystack %s (openai %s, anthropic %s, google-genai %s, boto3 %s)","mastra":"@mastra/core %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, zod %s, on Node.js %s","langchain-js":"'"$langchain_js"'","claude-agent-sdk":"@anthropic-ai/claude-agent-sdk %s, @anthropic-ai/sdk %s, @modelcontextprotocol/sdk %s, zod %s","claude-agent-sdk-py":"claude-agent-sdk %s, mcp %s"}' \
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","kilo":"%s","droid":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s","haystack":"haystack-ai %s, anthropic-haystack %s, google-genai-haystack %s, amazon-bedrock-haystack %s (openai %s, anthropic %s, google-genai %s, boto3 %s)","mastra":"@mastra/core %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, zod %s, on Node.js %s","adk-js":"@google/adk %s (@google/genai %s), zod %s, on Node.js %s","langchain-js":"'"$langchain_js"'","claude-agent-sdk":"@anthropic-ai/claude-agent-sdk %s, @anthropic-ai/sdk %s, @modelcontextprotocol/sdk %s, zod %s","claude-agent-sdk-py":"claude-agent-sdk %s, mcp %s"}' \
   "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$KILO" "$DROID" "$QWEN_CODE" "$CLINE" "$CONTINUE_CLI" "$COPILOT" "$PI" "$OPENCLAW" "$OPENCLAW_NODE" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
@@ -297,12 +304,14 @@ versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","ki
   "$HAYSTACK" "$HAYSTACK_ANTHROPIC" "$HAYSTACK_GOOGLE_GENAI" "$HAYSTACK_BEDROCK" \
   "$HAYSTACK_OPENAI" "$HAYSTACK_ANTHROPIC_SDK" "$HAYSTACK_GENAI" "$HAYSTACK_BOTO3" \
   "$MASTRA" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$MASTRA_ZOD" "$NODE" \
+  "$ADK_JS" "$(node -p 'require(process.argv[1]).version' "$adk_js_dir/node_modules/@google/genai/package.json")" \
+  "$MASTRA_ZOD" "$(node --version | sed 's/^v//')" \
   "$LANGCHAIN_JS" "$LANGCHAIN_JS_CORE" "$LANGGRAPH_JS" "$LANGCHAIN_JS_OPENAI" "$LANGCHAIN_JS_ANTHROPIC" "$LANGCHAIN_JS_GOOGLE" \
   "$LANGCHAIN_JS_AWS" "$MASTRA_ZOD" "$NODE" \
   "$CLAUDE_AGENT_SDK" "$SDK_ANTHROPIC" "$CLAUDE_AGENT_SDK_MCP" "$MASTRA_ZOD" \
   "$CLAUDE_AGENT_SDK_PY" "$CLAUDE_AGENT_SDK_PY_MCP")
 python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
-  --tools "$npm_dir" --ai-tools "$ai_dir" --ai-node "$node_bin" --sdk-tools "$sdk_js_dir" --mastra-tools "$mastra_dir" \
+  --tools "$npm_dir" --ai-tools "$ai_dir" --ai-node "$node_bin" --sdk-tools "$sdk_js_dir" --mastra-tools "$mastra_dir" --adk-js-tools "$adk_js_dir" \
   --langchain-js-tools "$langchain_js_dir" --claude-agent-sdk-tools "$claude_agent_sdk_dir" \
   --openclaw-tools "$openclaw_dir" --openclaw-node "$openclaw_node_path" \
   --python "$venv/bin/python" --py-frameworks "$py_venv/bin/python" --crewai "$crewai_venv/bin/python" --strands "$strands_venv/bin/python" \

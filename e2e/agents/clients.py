@@ -1550,6 +1550,32 @@ def mastra(tools, ws, key, version, node, here):
     return Client("Mastra", version, runs=runs, scripts=scripts, conversations=len(runs), parallel=2)
 
 
+
+def adk_js(tools, ws, key, version, node, here):
+    """Google's Agent Development Kit for TypeScript (installed under
+    `tools`) on Gemini, its events read whole and streamed: a tool's
+    exception, and arguments its zod schema refuses, answered as
+    `{"error": "Error in tool 'x': …"}`; and per mode a second message in
+    the run's session. No unknown tool: ADK for TypeScript ends the run on
+    one (an error event, `Function x is not found in the toolsDict.`),
+    leaving the call unanswered, where ADK for Python answers it."""
+    def steps():
+        return [s for s in sdk_steps() if s is not UNKNOWN] + [
+            Step("read_file", {"path": 42}, True, r"expected string, received number")]
+    env = {"E2E_NODE_MODULES": os.path.join(tools, "node_modules")}
+    runs, scripts = [], {}
+    argv = [node, os.path.join(here, "adk_js_agent.mjs")]
+    for mode in ("run", "stream"):
+        s = f"adk-js-{mode}-ids"
+        scripts[s] = steps()
+        runs.append(Run(s, argv + [mode, s], env))
+    start = len(runs)
+    continued(runs, scripts, argv, "adk-js", ("run", "stream"), "session", providers=(None,))
+    for run in runs[start:]:
+        run.env = env
+    return Client("Google ADK for TypeScript", version, runs=runs, scripts=scripts, conversations=len(runs),
+                  parallel=2)
+
 def langchain_js(tools, ws, key, version, node, here):
     """LangChain.js's agent (`createAgent`, a LangGraph graph; installed
     under `tools`, run by `node` >= 22) on five chat models, its tool node's
