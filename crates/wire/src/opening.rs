@@ -62,6 +62,29 @@ pub(crate) fn without_reminders(raw: Option<&str>) -> Result<Option<String>, Wir
     Ok(Some(kept.join("\n")))
 }
 
+/// Whether an array content's text parts are all reminders (at least one,
+/// and no other part): a harness's context in a message of its own, such
+/// as AgentScope's current time on Gemini.
+pub(crate) fn is_reminders_only(raw: Option<&str>) -> bool {
+    #[derive(Deserialize)]
+    struct Part<'a> {
+        #[serde(borrow, default)]
+        text: Option<Cow<'a, str>>,
+    }
+    let Some(raw) = raw.filter(|r| {
+        r.starts_with('[') && memchr::memmem::find(r.as_bytes(), OPEN.as_bytes()).is_some()
+    }) else {
+        return false;
+    };
+    let Ok(parts) = serde_json::from_str::<Vec<Part<'_>>>(raw) else {
+        return false;
+    };
+    !parts.is_empty()
+        && parts
+            .iter()
+            .all(|p| p.text.as_deref().is_some_and(is_reminder))
+}
+
 /// A hash of an opening message fed one text part at a time (Anthropic's
 /// content blocks): the parts that are not reminders, or, when every part
 /// is one, all of them. Each part is hashed once.

@@ -219,6 +219,56 @@ fn the_turn_hash_covers_system_and_first_content_only() {
     assert_ne!(h(a), h(c));
 }
 
+/// AgentScope's Gemini formatter: the system prompt as the opening user
+/// content, the user's message next, the current time in a content of
+/// reminders alone; later requests add the model's calls and the results.
+fn agentscope_turn(prompt: &str, later: &[&str]) -> String {
+    let mut contents = vec![
+        r#"{"parts":[{"text":"Run the checks."}],"role":"user"}"#.to_owned(),
+        format!(r#"{{"parts":[{{"text":"{prompt}"}}],"role":"user"}}"#),
+        r#"{"parts":[{"text":"<system-reminder>\n<current-time>2026-12-08T02:11:11</current-time>\n</system-reminder>"}],"role":"user"}"#.to_owned(),
+    ];
+    contents.extend(later.iter().map(|c| (*c).to_owned()));
+    format!(r#"{{"contents":[{}]}}"#, contents.join(","))
+}
+
+#[test]
+fn the_turn_hash_covers_every_client_content_before_the_models_first() {
+    let h = |b: &str| {
+        request_view_with(b.as_bytes(), &never)
+            .unwrap()
+            .first_turn_hash
+    };
+    let one = agentscope_turn("task one", &[]);
+    let other = agentscope_turn("task two", &[]);
+    assert!(h(&one).is_some());
+    // The same system prompt first, different messages after it: two
+    // conversations, not one.
+    assert_ne!(h(&one), h(&other));
+    // Stable as the conversation grows.
+    let grown = agentscope_turn("task one", &[FC, TWO_RESPONSES, USER]);
+    assert_eq!(h(&one), h(&grown));
+    // A content of reminders alone is not part of the opening: a later
+    // request without the time opens the same.
+    let no_time = body(&[
+        r#"{"parts":[{"text":"Run the checks."}],"role":"user"}"#,
+        r#"{"parts":[{"text":"task one"}],"role":"user"}"#,
+        FC,
+        TWO_RESPONSES,
+    ]);
+    assert_eq!(h(&one), h(&no_time));
+    // One client content before the model's: the first content alone, as
+    // before (the system instruction and its raw text).
+    let single = body(&[USER, MODEL, USER]);
+    let first = USER.as_bytes();
+    assert_eq!(h(&single), Some(crate::splice::fnv1a(&[b"", first])));
+    let reminder_after = body(&[
+        USER,
+        r#"{"role":"user","parts":[{"text":"<system-reminder>t</system-reminder>"}]}"#,
+    ]);
+    assert_eq!(h(&single), h(&reminder_after));
+}
+
 fn kinds(body: &str) -> Vec<(DefectKind, usize, String)> {
     crate::validate(Dialect::Gemini, body.as_bytes())
         .unwrap()

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use toolwarden_core::Verdict;
 
 use super::{
-    model::{Body, Entries, GenerationConfig},
+    model::{Body, Content, Entries, GenerationConfig},
     turns::{defects, turns},
 };
 use crate::{
@@ -88,7 +88,10 @@ fn view_of<'a>(body: &Body<'a>, check: bool) -> crate::Pass<'a> {
     };
     if let Some(first) = body.contents.first {
         let system = body.system.map(|s| s.0.as_bytes()).unwrap_or(b"");
-        view.first_turn_hash = Some(first_turn_hash(system, first));
+        view.first_turn_hash = Some(
+            opening_contents_hash(system, contents)
+                .unwrap_or_else(|| first_turn_hash(system, first)),
+        );
     }
     // A client that answers calls in text (`crate::text_answers`).
     let mut steps = TextSteps::default();
@@ -122,6 +125,43 @@ fn view_of<'a>(body: &Body<'a>, check: bool) -> crate::Pass<'a> {
         }
     }
     Ok((view, found))
+}
+
+/// The first-turn fingerprint of a conversation that opens with more than
+/// one content of the client's before the model's first: the system
+/// instruction and each of those contents (its role and its parts' raw
+/// text, or the text beside its reminders), a content of reminders alone
+/// left out. Frameworks whose Gemini formatter sends the system prompt as
+/// the opening user content and the user's message as the next one
+/// (AgentScope's; Haystack's for a system prompt passed back) open every
+/// conversation with the same first content, which alone would merge them
+/// into one session. `None` when one such content or none opens it, or
+/// when one may hold a failed step's joined errors: [`first_turn_hash`]
+/// reads the first content alone, as it always did.
+fn opening_contents_hash<'a>(system: &[u8], contents: &[Content<'a>]) -> Option<u64> {
+    let opening = || {
+        contents
+            .iter()
+            .take_while(|c| !c.is_model() && !c.parts.has_calls_or_responses())
+            .filter(|c| !crate::opening::is_reminders_only(c.parts.raw))
+    };
+    // Two at least.
+    opening().nth(1)?;
+    let raw = |c: &Content<'a>| c.parts.raw.unwrap_or("");
+    if opening().any(|c| text_answers::may_hold_errors(raw(c))) {
+        return None;
+    }
+    let mut hash = Fnv64::default();
+    hash.field(system);
+    hash.field(b"opening contents");
+    for c in opening() {
+        hash.field(c.role.as_deref().unwrap_or("").as_bytes());
+        match crate::opening::without_reminders(c.parts.raw) {
+            Ok(Some(kept)) => hash.field(kept.as_bytes()),
+            _ => hash.field(raw(c).as_bytes()),
+        }
+    }
+    Some(hash.finish())
 }
 
 /// The first-turn fingerprint: the system instruction and the first
