@@ -13,7 +13,7 @@
 #   AGENTS_E2E_ONLY=adk-js bash .ci/agents_e2e.sh  # Google's ADK for TypeScript
 #   AGENTS_E2E_ONLY=langchain-js bash .ci/agents_e2e.sh  # LangChain.js's agent
 #   AGENTS_E2E_ONLY=claude-agent-sdk,claude-agent-sdk-py bash .ci/agents_e2e.sh  # the Claude Agent SDKs (TypeScript, Python)
-#   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen,semantic-kernel,haystack bash .ci/agents_e2e.sh  # the Python frameworks
+#   AGENTS_E2E_ONLY=pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen,semantic-kernel,haystack,agentscope bash .ci/agents_e2e.sh  # the Python frameworks
 #   AGENTS_E2E_ONLY=claude-bedrock,claude-bedrock-key,claude-vertex bash .ci/agents_e2e.sh  # Claude Code via the cloud routes
 set -euo pipefail
 ci_suite=agents-e2e
@@ -124,6 +124,12 @@ HAYSTACK_OPENAI=${TOOLWARDEN_E2E_HAYSTACK_OPENAI:-3.63.0}
 HAYSTACK_ANTHROPIC_SDK=${TOOLWARDEN_E2E_HAYSTACK_ANTHROPIC_SDK:-2.17.0}
 HAYSTACK_GENAI=${TOOLWARDEN_E2E_HAYSTACK_GENAI:-3.6.1}
 HAYSTACK_BOTO3=${TOOLWARDEN_E2E_HAYSTACK_BOTO3:-1.43.117}
+# AgentScope (Alibaba's framework), with its Gemini extra's SDK and the SDKs
+# its OpenAI and Anthropic models call, in a venv of its own.
+AGENTSCOPE=${TOOLWARDEN_E2E_AGENTSCOPE:-2.0.11}
+AGENTSCOPE_OPENAI=${TOOLWARDEN_E2E_AGENTSCOPE_OPENAI:-3.63.0}
+AGENTSCOPE_ANTHROPIC=${TOOLWARDEN_E2E_AGENTSCOPE_ANTHROPIC:-2.17.0}
+AGENTSCOPE_GENAI=${TOOLWARDEN_E2E_AGENTSCOPE_GENAI:-3.6.1}
 # The official TypeScript SDKs' own tool loops, the Agents SDK's included
 # (openai declares `engines: node >= 22`: they run on AI SDK 7's Node.js);
 # `ws` is openai's peer dependency for its WebSocket mode.
@@ -239,6 +245,9 @@ haystack_venv="$cache/haystack"
 pip_bg haystack "$haystack_venv" "haystack-ai==$HAYSTACK" "anthropic-haystack==$HAYSTACK_ANTHROPIC" \
   "google-genai-haystack==$HAYSTACK_GOOGLE_GENAI" "amazon-bedrock-haystack==$HAYSTACK_BEDROCK" \
   "openai==$HAYSTACK_OPENAI" "anthropic==$HAYSTACK_ANTHROPIC_SDK" "google-genai==$HAYSTACK_GENAI" "boto3==$HAYSTACK_BOTO3"
+agentscope_venv="$cache/agentscope"
+pip_bg agentscope "$agentscope_venv" "agentscope==$AGENTSCOPE" "openai==$AGENTSCOPE_OPENAI" \
+  "anthropic==$AGENTSCOPE_ANTHROPIC" "google-genai==$AGENTSCOPE_GENAI"
 
 
 # --- npm clients: installed when the versions differ from what is cached
@@ -288,7 +297,7 @@ ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on No
 sdk_js='openai %s, @anthropic-ai/sdk %s, ws %s, @openai/agents %s, on Node.js %s'
 langchain_js='langchain %s, @langchain/core %s, @langchain/langgraph %s, @langchain/openai %s, @langchain/anthropic %s, @langchain/google-genai %s, @langchain/aws %s, zod %s, on Node.js %s'
 langchain='langchain %s, langgraph %s, langchain-openai %s, langchain-anthropic %s, langchain-google-genai %s, langchain-aws %s, boto3 %s'
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","kilo":"%s","droid":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s","haystack":"haystack-ai %s, anthropic-haystack %s, google-genai-haystack %s, amazon-bedrock-haystack %s (openai %s, anthropic %s, google-genai %s, boto3 %s)","mastra":"@mastra/core %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, zod %s, on Node.js %s","adk-js":"@google/adk %s (@google/genai %s), zod %s, on Node.js %s","langchain-js":"'"$langchain_js"'","claude-agent-sdk":"@anthropic-ai/claude-agent-sdk %s, @anthropic-ai/sdk %s, @modelcontextprotocol/sdk %s, zod %s","claude-agent-sdk-py":"claude-agent-sdk %s, mcp %s"}' \
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","kilo":"%s","droid":"%s","qwen":"%s","cline":"%s","continue":"%s","copilot":"%s","pi":"%s","openclaw":"%s on Node.js %s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","sdk-js":"'"$sdk_js"'","agents":"%s","pydantic-ai":"%s, boto3 %s","langchain":"'"$langchain"'","genai":"%s","adk":"google-adk %s, litellm %s","smolagents":"smolagents %s, litellm %s","crewai":"%s","strands":"%s","agent-framework":"agent-framework-core %s, agent-framework-openai %s, its anthropic, gemini and bedrock clients %s","llamaindex":"llama-index-core %s, -llms-openai %s, -llms-anthropic %s (anthropic %s), -llms-google-genai %s, -llms-bedrock-converse %s","agno":"agno %s, openai %s, anthropic %s, google-genai %s, boto3 %s","autogen":"autogen-agentchat %s, autogen-ext %s, anthropic %s","semantic-kernel":"semantic-kernel %s, openai %s, anthropic %s, google-genai %s, boto3 %s","haystack":"haystack-ai %s, anthropic-haystack %s, google-genai-haystack %s, amazon-bedrock-haystack %s (openai %s, anthropic %s, google-genai %s, boto3 %s)","agentscope":"agentscope %s, openai %s, anthropic %s, google-genai %s","mastra":"@mastra/core %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, zod %s, on Node.js %s","adk-js":"@google/adk %s (@google/genai %s), zod %s, on Node.js %s","langchain-js":"'"$langchain_js"'","claude-agent-sdk":"@anthropic-ai/claude-agent-sdk %s, @anthropic-ai/sdk %s, @modelcontextprotocol/sdk %s, zod %s","claude-agent-sdk-py":"claude-agent-sdk %s, mcp %s"}' \
   "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$OPENCODE" "$KILO" "$DROID" "$QWEN_CODE" "$CLINE" "$CONTINUE_CLI" "$COPILOT" "$PI" "$OPENCLAW" "$OPENCLAW_NODE" \
   "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
   "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" \
@@ -303,6 +312,7 @@ versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","opencode":"%s","ki
   "$SEMANTIC_KERNEL" "$SK_OPENAI" "$SK_ANTHROPIC" "$SK_GENAI" "$SK_BOTO3" \
   "$HAYSTACK" "$HAYSTACK_ANTHROPIC" "$HAYSTACK_GOOGLE_GENAI" "$HAYSTACK_BEDROCK" \
   "$HAYSTACK_OPENAI" "$HAYSTACK_ANTHROPIC_SDK" "$HAYSTACK_GENAI" "$HAYSTACK_BOTO3" \
+  "$AGENTSCOPE" "$AGENTSCOPE_OPENAI" "$AGENTSCOPE_ANTHROPIC" "$AGENTSCOPE_GENAI" \
   "$MASTRA" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$MASTRA_ZOD" "$NODE" \
   "$ADK_JS" "$(node -p 'require(process.argv[1]).version' "$adk_js_dir/node_modules/@google/genai/package.json")" \
   "$MASTRA_ZOD" "$(node --version | sed 's/^v//')" \
@@ -317,5 +327,5 @@ python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
   --python "$venv/bin/python" --py-frameworks "$py_venv/bin/python" --crewai "$crewai_venv/bin/python" --strands "$strands_venv/bin/python" \
   --agent-framework "$maf_venv/bin/python" --llamaindex "$llamaindex_venv/bin/python" \
   --agno "$agno_venv/bin/python" --autogen "$autogen_venv/bin/python" --semantic-kernel "$sk_venv/bin/python" \
-  --haystack "$haystack_venv/bin/python" --claude-agent-sdk-py "$cas_py_venv/bin/python" \
+  --haystack "$haystack_venv/bin/python" --agentscope "$agentscope_venv/bin/python" --claude-agent-sdk-py "$cas_py_venv/bin/python" \
   --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"

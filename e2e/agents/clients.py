@@ -1418,6 +1418,28 @@ def agno(ws, key, version, python, here):
                         mock_args=BEDROCK_MOCK_ARGS, gateway=bedrock_gateway)
 
 
+
+def agentscope(ws, key, version, python, here):
+    """AgentScope's `Agent` (2.x) on four models (OpenAI Chat and Responses,
+    Anthropic, Gemini), the model's answers whole and streamed: every
+    failure answered with the exception's text alone, flagged on no API
+    (on Gemini as `{"output": …}`); and a second message to the same agent,
+    the first's context sent with it. On Gemini it sends its system prompt
+    as the opening user content, the user's message as the next."""
+    def steps():
+        return workspace_steps(
+            read_missing=r"\[Errno 2\] No such file or directory: .*missing\.txt",
+            ls_fails=r"exit status 2: ls: cannot access",
+            edit_fails=r"edit_file: 'absent text' not found in",
+            unknown=r"ToolNotFoundError: The tool named 'no_such_tool' doesn't exist\.",
+            explode=r"'NoneType' object has no attribute 'value'",
+            # It checks no argument's type: the path 42 is read as a file.
+            bad_arg=r"No such file or directory: .*/42'",
+            cat_missing=r"exit status 1: cat: missing\.txt",
+        )
+    return py_framework("agentscope", "AgentScope", version, python, here, "agentscope_agent.py", ("reply", "stream"),
+                        steps, "history", providers=("openai-chat", "openai-responses", "anthropic", "gemini"))
+
 def autogen(ws, key, version, python, here):
     """AutoGen's `AssistantAgent` on autogen-ext's OpenAI Chat, Anthropic
     and Anthropic-on-Bedrock (`invoke`) clients, whole and streamed: the

@@ -345,6 +345,7 @@ def main():
     ap.add_argument("--autogen", default="", help="the venv's python with AutoGen")
     ap.add_argument("--semantic-kernel", default="", help="the venv's python with Semantic Kernel")
     ap.add_argument("--haystack", default="", help="the venv's python with Haystack")
+    ap.add_argument("--agentscope", default="", help="the venv's python with AgentScope")
     ap.add_argument("--mastra-tools", default="", help="the npm prefix with Mastra (run by --ai-node)")
     ap.add_argument("--adk-js-tools", default="", help="the npm prefix with Google's ADK for TypeScript")
     ap.add_argument("--langchain-js-tools", default="", help="the npm prefix with LangChain.js (run by --ai-node)")
@@ -355,7 +356,7 @@ def main():
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
                     help="comma-separated client names (claude,claude-bedrock,claude-bedrock-key,claude-vertex,claude-https,gemini,gemini-https,gemini-compress,codex,codex-https,opencode,opencode-https,kilo,droid,qwen,cline,continue,copilot,copilot-ws,pi,pi-bedrock,openclaw,ai,ai6,"
-                         "sdk-js,agents,pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen,semantic-kernel,haystack,mastra,adk-js,langchain-js,claude-agent-sdk,claude-agent-sdk-py)")
+                         "sdk-js,agents,pydantic-ai,langchain,genai,adk,smolagents,crewai,strands,agent-framework,llamaindex,agno,autogen,semantic-kernel,haystack,agentscope,mastra,adk-js,langchain-js,claude-agent-sdk,claude-agent-sdk-py)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
     v = json.loads(args.versions)
@@ -400,6 +401,7 @@ def main():
         "autogen": lambda ws: C.autogen(ws, KEY, v["autogen"], args.autogen, HERE),
         "semantic-kernel": lambda ws: C.semantic_kernel(ws, KEY, v["semantic-kernel"], args.semantic_kernel, HERE),
         "haystack": lambda ws: C.haystack(ws, KEY, v["haystack"], args.haystack, HERE),
+        "agentscope": lambda ws: C.agentscope(ws, KEY, v["agentscope"], args.agentscope, HERE),
         "mastra": lambda ws: C.mastra(args.mastra_tools, ws, KEY, v["mastra"], args.ai_node, HERE),
         "adk-js": lambda ws: C.adk_js(args.adk_js_tools, ws, KEY, v["adk-js"], "node", HERE),
         "langchain-js": lambda ws: C.langchain_js(args.langchain_js_tools, ws, KEY, v["langchain-js"], args.ai_node,
