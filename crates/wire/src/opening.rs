@@ -40,20 +40,31 @@ pub(crate) fn opening_text(raw: Option<&str>) -> Result<Cow<'_, str>, WireError>
     })
 }
 
+/// A part of an array content, as far as reminders go: its text.
+#[derive(Deserialize)]
+struct TextPart<'a> {
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+}
+
+/// The parts of an array content that names a reminder somewhere; `None`
+/// for every other content (most: one SIMD search).
+fn parts_naming_reminders(
+    raw: Option<&str>,
+) -> Option<Result<Vec<TextPart<'_>>, serde_json::Error>> {
+    let raw = raw.filter(|r| {
+        r.starts_with('[') && memchr::memmem::find(r.as_bytes(), OPEN.as_bytes()).is_some()
+    })?;
+    Some(serde_json::from_str(raw))
+}
+
 /// The text parts of an array content that are not reminders, joined with
 /// newlines, when it holds both reminders and other text; else `None`.
 pub(crate) fn without_reminders(raw: Option<&str>) -> Result<Option<String>, WireError> {
-    #[derive(Deserialize)]
-    struct Part<'a> {
-        #[serde(borrow, default)]
-        text: Option<Cow<'a, str>>,
-    }
-    let Some(raw) = raw.filter(|r| {
-        r.starts_with('[') && memchr::memmem::find(r.as_bytes(), OPEN.as_bytes()).is_some()
-    }) else {
+    let Some(parts) = parts_naming_reminders(raw) else {
         return Ok(None);
     };
-    let parts: Vec<Part<'_>> = serde_json::from_str(raw)?;
+    let parts = parts?;
     let texts = || parts.iter().filter_map(|p| p.text.as_deref());
     if !texts().any(is_reminder) || texts().all(is_reminder) {
         return Ok(None);
@@ -62,27 +73,12 @@ pub(crate) fn without_reminders(raw: Option<&str>) -> Result<Option<String>, Wir
     Ok(Some(kept.join("\n")))
 }
 
-/// Whether an array content's text parts are all reminders (at least one,
-/// and no other part): a harness's context in a message of its own, such
-/// as AgentScope's current time on Gemini.
+/// Whether an array content's parts are all reminders (at least one, and
+/// no part without text): a harness's context in a message of its own,
+/// such as AgentScope's current time on Gemini.
 pub(crate) fn is_reminders_only(raw: Option<&str>) -> bool {
-    #[derive(Deserialize)]
-    struct Part<'a> {
-        #[serde(borrow, default)]
-        text: Option<Cow<'a, str>>,
-    }
-    let Some(raw) = raw.filter(|r| {
-        r.starts_with('[') && memchr::memmem::find(r.as_bytes(), OPEN.as_bytes()).is_some()
-    }) else {
-        return false;
-    };
-    let Ok(parts) = serde_json::from_str::<Vec<Part<'_>>>(raw) else {
-        return false;
-    };
-    !parts.is_empty()
-        && parts
-            .iter()
-            .all(|p| p.text.as_deref().is_some_and(is_reminder))
+    matches!(parts_naming_reminders(raw), Some(Ok(parts))
+        if !parts.is_empty() && parts.iter().all(|p| p.text.as_deref().is_some_and(is_reminder)))
 }
 
 /// A hash of an opening message fed one text part at a time (Anthropic's
